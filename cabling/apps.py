@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CablingConfig(AppConfig):
+    name = "cabling"
+    verbose_name = "Cabling"

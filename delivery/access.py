@@ -1,0 +1,102 @@
+"""Who may see and do what in a project: the one scoping mechanism.
+
+Every selector, view and API viewset goes through these functions, so a rule changes in one place.
+Someone outside a project gets 404 for its objects (they cannot tell it exists); a member whose role
+does not allow an action gets 403.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from django.db.models import QuerySet
+
+from .choices import Role
+from .models import Membership, Project
+
+
+class Capability(Enum):
+    VIEW = "view"
+    EDIT_INVENTORY = "edit_inventory"  # racks, devices, NICs, ports, optics, imports
+    MANAGE_PROJECT = "manage_project"  # memberships, project settings
+
+
+ROLE_CAPABILITIES: dict[str, frozenset[Capability]] = {
+    Role.MANAGER: frozenset(Capability),
+    Role.TECHNICIAN: frozenset({Capability.VIEW, Capability.EDIT_INVENTORY}),
+    Role.CUSTOMER: frozenset({Capability.VIEW}),
+}
+
+
+def visible_projects(user) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_staff:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user)
+
+
+def scope_to_user(queryset: QuerySet, user, project_path: str = "project") -> QuerySet:
+    """Limit any queryset to rows of projects the user belongs to (staff see everything).
+
+    `project_path` is the lookup from the queryset's model to its project, e.g. "device__project".
+    One membership per user and project means the join never duplicates rows.
+    """
+    if not user.is_authenticated:
+        return queryset.none()
+    if user.is_staff:
+        return queryset
+    return queryset.filter(**{f"{project_path}__memberships__user": user})
+
+
+def project_role(user, project: Project | int) -> str | None:
+    """The user's role in the project; staff act as managers; None for outsiders."""
+    if not user.is_authenticated:
+        return None
+    if user.is_staff:
+        return Role.MANAGER
+    project_id = project if isinstance(project, int) else project.pk
+    cache = getattr(user, "_bringup_roles", None)
+    if cache is None:
+        cache = user._bringup_roles = {}
+    if project_id not in cache:
+        cache[project_id] = (
+            Membership.objects.filter(user=user, project_id=project_id).values_list("role", flat=True).first()
+        )
+    return cache[project_id]
+
+
+def can(user, capability: Capability, project: Project | int) -> bool:
+    role = project_role(user, project)
+    return role is not None and capability in ROLE_CAPABILITIES[role]
+
+
+class ProjectViewMixin:
+    """For class-based views under /p/<code>/: resolves the project or 404s for outsiders, and
+    403s members whose role lacks `required_capability` (for writes) ."""
+
+    required_capability: Capability = Capability.VIEW
+    project: Project
+    role: str
+
+    def dispatch(self, request, *args, **kwargs):
+        from django.core.exceptions import PermissionDenied
+        from django.shortcuts import get_object_or_404
+
+        if not request.user.is_authenticated:
+            from django.contrib.auth.views import redirect_to_login
+
+            return redirect_to_login(request.get_full_path())
+        self.project = get_object_or_404(visible_projects(request.user), code=kwargs["code"])
+        self.role = project_role(request.user, self.project)
+        if not can(request.user, self.required_capability, self.project):
+            raise PermissionDenied("Your role in this project does not allow this.")
+        return super().dispatch(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["project"] = self.project
+        context["role"] = self.role
+        context["can_edit_inventory"] = can(self.request.user, Capability.EDIT_INVENTORY, self.project)
+        context["can_manage_project"] = can(self.request.user, Capability.MANAGE_PROJECT, self.project)
+        return context

@@ -1,0 +1,50 @@
+"""DRF side of the scoping rules in delivery.access: every project-scoped viewset derives from
+ProjectScopedViewSet, whose queryset only holds rows of the user's projects (outsiders get 404)."""
+
+from rest_framework import permissions, viewsets
+
+from delivery.access import Capability, can, scope_to_user
+
+
+def _project_of(obj, project_path: str):
+    for attr in project_path.split("__"):
+        obj = getattr(obj, attr)
+    return obj
+
+
+class ProjectRolePermission(permissions.BasePermission):
+    """Reads need membership (already guaranteed by the scoped queryset); writes need the view's
+    `write_capability` in the object's project. Creation is checked in perform_create."""
+
+    def has_object_permission(self, request, view, obj):
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        return can(request.user, view.write_capability, _project_of(obj, view.project_path))
+
+
+class ProjectScopedViewSet(viewsets.ModelViewSet):
+    project_path = "project"
+    write_capability = Capability.EDIT_INVENTORY
+    permission_classes = [permissions.IsAuthenticated, ProjectRolePermission]
+
+    def get_queryset(self):
+        return scope_to_user(super().get_queryset(), self.request.user, self.project_path)
+
+    def check_create_allowed(self, serializer) -> None:
+        """The project of a new row comes from the validated payload; the writer needs the
+        capability there. Serializers limit project choices to visible projects, so an outsider
+        already got a 400 that does not reveal the project."""
+        from rest_framework.exceptions import PermissionDenied
+
+        project = self.project_from_validated_data(serializer.validated_data)
+        if not can(self.request.user, self.write_capability, project):
+            raise PermissionDenied("Your role in this project does not allow this.")
+
+    def project_from_validated_data(self, data):
+        head, _, rest = self.project_path.partition("__")
+        obj = data[head]
+        return _project_of(obj, rest) if rest else obj
+
+    def perform_create(self, serializer):
+        self.check_create_allowed(serializer)
+        serializer.save()

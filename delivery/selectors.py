@@ -1,0 +1,12 @@
+from django.db.models import Count, QuerySet
+
+from .access import scope_to_user, visible_projects
+from .models import Membership, Project
+
+
+def project_list(*, user) -> QuerySet[Project]:
+    return visible_projects(user).annotate(member_count=Count("memberships", distinct=True)).order_by("code")
+
+
+def membership_list(*, user) -> QuerySet[Membership]:
+    return scope_to_user(Membership.objects.all(), user).select_related("user", "project")

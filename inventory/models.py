@@ -1,0 +1,311 @@
+"""The physical inventory of a cluster: sites, racks, hardware models, devices, NICs, ports, optics.
+
+Every project-owned row reaches its project in one hop (Site, Rack, Device, Optic) or through its
+device (Nic, Port, DeviceUnit). HardwareModel and its templates are a shared catalogue.
+"""
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import Q
+from simple_history.models import HistoricalRecords
+
+from delivery.models import Project
+
+from .choices import (
+    DeviceRole,
+    DeviceStatus,
+    Face,
+    FormFactor,
+    HardwareKind,
+    Network,
+    OpticStatus,
+    PortKind,
+    PortStatus,
+    RackStatus,
+)
+
+
+class Site(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="sites")
+    name = models.CharField(max_length=100)
+    address = models.CharField(max_length=300, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["project", "name"], name="site_name_unique_in_project")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Rack(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="racks")
+    site = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="racks")
+    name = models.CharField(max_length=50)
+    row = models.CharField(max_length=20, help_text="Row in the data hall, e.g. A.")
+    position = models.PositiveSmallIntegerField(help_text="Position in the row, from 1.")
+    height_u = models.PositiveSmallIntegerField(default=48, validators=[MinValueValidator(1), MaxValueValidator(60)])
+    power_budget_w = models.PositiveIntegerField(help_text="Power the rack's feeds may deliver, in W.")
+    status = models.CharField(max_length=16, choices=RackStatus.choices, default=RackStatus.PLANNED)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["row", "position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="rack_name_unique_in_project"),
+            models.UniqueConstraint(fields=["site", "row", "position"], name="rack_position_unique_in_site"),
+            models.CheckConstraint(condition=Q(height_u__gte=1), name="rack_height_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def clean(self):
+        if self.site_id and self.project_id and self.site.project_id != self.project_id:
+            raise ValidationError({"site": "The site belongs to another project."})
+
+
+class HardwareModel(models.Model):
+    vendor = models.CharField(max_length=100)
+    model = models.CharField(max_length=100)
+    part_number = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=20, choices=HardwareKind.choices)
+    height_u = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(0)])
+    max_power_w = models.PositiveIntegerField(default=0, help_text="Nameplate maximum power, in W.")
+    is_full_depth = models.BooleanField(
+        default=True, help_text="Occupies both faces of the rack (servers, switches); a rear PDU does not."
+    )
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["vendor", "model"]
+
+    def __str__(self) -> str:
+        return f"{self.vendor} {self.model}"
+
+
+class NicTemplate(models.Model):
+    hardware_model = models.ForeignKey(HardwareModel, on_delete=models.CASCADE, related_name="nic_templates")
+    slot = models.CharField(max_length=30)
+    model = models.CharField(max_length=100)
+    part_number = models.CharField(max_length=100, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["hardware_model", "slot"]
+        constraints = [models.UniqueConstraint(fields=["hardware_model", "slot"], name="nic_template_slot_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.hardware_model} {self.slot}"
+
+
+class PortTemplate(models.Model):
+    hardware_model = models.ForeignKey(HardwareModel, on_delete=models.CASCADE, related_name="port_templates")
+    nic_template = models.ForeignKey(
+        NicTemplate, on_delete=models.CASCADE, null=True, blank=True, related_name="port_templates"
+    )
+    name = models.CharField(max_length=30)
+    kind = models.CharField(max_length=16, choices=PortKind.choices)
+    speed_gbps = models.PositiveIntegerField()
+    network = models.CharField(max_length=16, choices=Network.choices, blank=True)
+    breakout_lanes = models.PositiveSmallIntegerField(
+        default=1, help_text="How many lanes the port splits into (1 = no breakout)."
+    )
+    lane_speed_gbps = models.PositiveIntegerField(null=True, blank=True)
+    planes_per_lane = models.BooleanField(
+        default=False, help_text="Lane k belongs to plane k (multi-plane NICs such as ConnectX-8 XDR)."
+    )
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["hardware_model", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["hardware_model", "name"], name="port_template_name_unique"),
+            models.CheckConstraint(condition=Q(breakout_lanes__gte=1), name="port_template_lanes_positive"),
+            models.CheckConstraint(
+                condition=Q(breakout_lanes=1) | Q(lane_speed_gbps__isnull=False),
+                name="port_template_breakout_has_lane_speed",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hardware_model} {self.name}"
+
+    def clean(self):
+        if self.breakout_lanes > 1 and not self.lane_speed_gbps:
+            raise ValidationError({"lane_speed_gbps": "A port that breaks out needs the speed of its lanes."})
+        if self.nic_template_id and self.nic_template.hardware_model_id != self.hardware_model_id:
+            raise ValidationError({"nic_template": "The NIC belongs to another hardware model."})
+
+
+class Device(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="devices")
+    rack = models.ForeignKey(Rack, on_delete=models.PROTECT, null=True, blank=True, related_name="devices")
+    position_u = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Lowest rack unit the device occupies, from 1 at the bottom."
+    )
+    face = models.CharField(max_length=5, choices=Face.choices, default=Face.FRONT)
+    hardware_model = models.ForeignKey(HardwareModel, on_delete=models.PROTECT, related_name="devices")
+    name = models.CharField(max_length=64)
+    role = models.CharField(max_length=16, choices=DeviceRole.choices, default=DeviceRole.OTHER)
+    serial = models.CharField(max_length=100, blank=True)
+    asset_tag = models.CharField(max_length=100, blank=True)
+    oob_address = models.GenericIPAddressField(null=True, blank=True, verbose_name="out-of-band address")
+    status = models.CharField(max_length=16, choices=DeviceStatus.choices, default=DeviceStatus.PLANNED)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "name"], name="device_name_unique_in_project"),
+            models.UniqueConstraint(
+                fields=["project", "serial"], condition=~Q(serial=""), name="device_serial_unique_in_project"
+            ),
+            models.CheckConstraint(
+                condition=Q(rack__isnull=True, position_u__isnull=True)
+                | Q(rack__isnull=False, position_u__gte=1),
+                name="device_rack_and_position_together",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def top_u(self) -> int | None:
+        if self.position_u is None:
+            return None
+        return self.position_u + max(self.hardware_model.height_u, 1) - 1
+
+    def occupied_faces(self) -> list[str]:
+        return [Face.FRONT, Face.REAR] if self.hardware_model.is_full_depth else [self.face]
+
+    def clean(self):
+        from .rack_space import rack_placement_errors
+
+        if self.rack_id and self.project_id and self.rack.project_id != self.project_id:
+            raise ValidationError({"rack": "The rack belongs to another project."})
+        if (self.rack_id is None) != (self.position_u is None):
+            raise ValidationError({"position_u": "A racked device needs both a rack and a position."})
+        if self.rack_id and self.hardware_model_id:
+            errors = rack_placement_errors(self)
+            if errors:
+                raise ValidationError({"position_u": errors})
+
+
+class DeviceUnit(models.Model):
+    """One rack unit (and face) a device occupies. The unique constraint is how the database itself
+    refuses two devices in the same U, whatever races happen; services keep these rows in step."""
+
+    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="units")
+    rack = models.ForeignKey(Rack, on_delete=models.CASCADE, related_name="units")
+    unit = models.PositiveSmallIntegerField()
+    face = models.CharField(max_length=5, choices=Face.choices)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rack", "unit", "face"], name="rack_unit_face_taken_once")]
+
+    def __str__(self) -> str:
+        return f"{self.rack} U{self.unit} {self.face}: {self.device}"
+
+
+class Nic(models.Model):
+    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="nics")
+    slot = models.CharField(max_length=30)
+    model = models.CharField(max_length=100)
+    part_number = models.CharField(max_length=100, blank=True)
+    serial = models.CharField(max_length=100, blank=True)
+    firmware = models.CharField(max_length=50, blank=True)
+    guid_mac = models.CharField(max_length=40, blank=True, verbose_name="GUID / MAC")
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["device", "slot"]
+        constraints = [models.UniqueConstraint(fields=["device", "slot"], name="nic_slot_unique_in_device")]
+
+    def __str__(self) -> str:
+        return f"{self.device} {self.slot}"
+
+
+class Port(models.Model):
+    device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="ports")
+    nic = models.ForeignKey(Nic, on_delete=models.CASCADE, null=True, blank=True, related_name="ports")
+    parent = models.ForeignKey(
+        "self", on_delete=models.CASCADE, null=True, blank=True, related_name="lanes",
+        help_text="The physical port this breakout lane belongs to.",
+    )
+    name = models.CharField(max_length=40)
+    kind = models.CharField(max_length=16, choices=PortKind.choices)
+    speed_gbps = models.PositiveIntegerField()
+    network = models.CharField(max_length=16, choices=Network.choices, blank=True)
+    plane = models.PositiveSmallIntegerField(null=True, blank=True)
+    lane = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Lane number within the parent, from 0.")
+    guid_mac = models.CharField(max_length=40, blank=True, verbose_name="GUID / MAC")
+    status = models.CharField(max_length=16, choices=PortStatus.choices, default=PortStatus.PLANNED)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["device", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["device", "name"], name="port_name_unique_in_device"),
+            models.CheckConstraint(
+                condition=Q(parent__isnull=True, lane__isnull=True) | Q(parent__isnull=False, lane__isnull=False),
+                name="port_lane_iff_parent",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.device}:{self.name}"
+
+    def clean(self):
+        if self.parent_id and self.parent.device_id != self.device_id:
+            raise ValidationError({"parent": "A lane belongs to a port of the same device."})
+        if self.nic_id and self.nic.device_id != self.device_id:
+            raise ValidationError({"nic": "The NIC belongs to another device."})
+
+
+class Optic(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="optics")
+    vendor = models.CharField(max_length=100)
+    part_number = models.CharField(max_length=100)
+    serial = models.CharField(max_length=100)
+    form_factor = models.CharField(max_length=10, choices=FormFactor.choices)
+    speed_gbps = models.PositiveIntegerField()
+    port = models.OneToOneField(Port, on_delete=models.PROTECT, null=True, blank=True, related_name="optic")
+    status = models.CharField(max_length=16, choices=OpticStatus.choices, default=OpticStatus.IN_STOCK)
+    dom_temperature_c = models.FloatField(null=True, blank=True)
+    dom_voltage_v = models.FloatField(null=True, blank=True)
+    dom_tx_power_dbm = models.JSONField(default=list, blank=True, help_text="Per lane.")
+    dom_rx_power_dbm = models.JSONField(default=list, blank=True, help_text="Per lane.")
+    dom_bias_ma = models.JSONField(default=list, blank=True, help_text="Per lane.")
+    dom_read_at = models.DateTimeField(null=True, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["part_number", "serial"]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "serial"], name="optic_serial_unique_in_project"),
+            models.CheckConstraint(
+                condition=~Q(status="installed") | Q(port__isnull=False), name="optic_installed_has_port"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.part_number} {self.serial}"
+
+    def clean(self):
+        if self.status == OpticStatus.INSTALLED and not self.port_id:
+            raise ValidationError({"port": "An installed optic sits in a port."})
+        if self.port_id and self.project_id and self.port.device.project_id != self.project_id:
+            raise ValidationError({"port": "The port belongs to another project."})

@@ -1,0 +1,124 @@
+import pytest
+from django.urls import reverse
+
+from delivery.access import Capability, can
+from delivery.choices import Role
+from delivery.models import Membership
+from tests.factories import MembershipFactory, ProjectFactory, UserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_project_list_shows_only_the_users_projects(client_for, technician, project, other_project):
+    response = client_for(technician).get(reverse("delivery:project-list"))
+    assert response.status_code == 200
+    assert project.code in response.content.decode()
+    assert other_project.code not in response.content.decode()
+
+
+def test_project_list_query_count_does_not_grow(client_for, django_assert_num_queries):
+    user = UserFactory(username="many")
+    for _ in range(3):
+        MembershipFactory(user=user, project=ProjectFactory())
+    client = client_for(user)
+    client.get(reverse("delivery:project-list"))  # warm the session
+    with django_assert_num_queries(3) as small:
+        client.get(reverse("delivery:project-list"))
+    for _ in range(20):
+        MembershipFactory(user=user, project=ProjectFactory())
+    with django_assert_num_queries(len(small.captured_queries)):
+        client.get(reverse("delivery:project-list"))
+
+
+def test_anonymous_is_sent_to_login(client, project):
+    response = client.get(reverse("delivery:project-home", args=[project.code]))
+    assert response.status_code == 302
+    assert response.url.startswith(reverse("login"))
+
+
+def test_outsider_gets_404_on_project_home(client_for, outsider, project):
+    assert client_for(outsider).get(reverse("delivery:project-home", args=[project.code])).status_code == 404
+
+
+def test_member_sees_project_home(client_for, customer, project):
+    response = client_for(customer).get(reverse("delivery:project-home", args=[project.code]))
+    assert response.status_code == 200
+    assert project.name in response.content.decode()
+
+
+def test_staff_sees_every_project(client_for, project, other_project):
+    staff = UserFactory(username="staff", is_staff=True)
+    body = client_for(staff).get(reverse("delivery:project-list")).content.decode()
+    assert project.code in body and other_project.code in body
+
+
+@pytest.mark.parametrize(
+    ("role", "capability", "allowed"),
+    [
+        (Role.MANAGER, Capability.MANAGE_PROJECT, True),
+        (Role.TECHNICIAN, Capability.MANAGE_PROJECT, False),
+        (Role.TECHNICIAN, Capability.EDIT_INVENTORY, True),
+        (Role.CUSTOMER, Capability.EDIT_INVENTORY, False),
+        (Role.CUSTOMER, Capability.VIEW, True),
+    ],
+)
+def test_role_capabilities(project, role, capability, allowed):
+    user = UserFactory()
+    MembershipFactory(user=user, project=project, role=role)
+    assert can(user, capability, project) is allowed
+
+
+def test_login_page_logs_in_and_throttles_after_repeated_failures(client, settings, project):
+    settings.AXES_FAILURE_LIMIT = 3
+    UserFactory(username="alice")
+    for _ in range(3):
+        client.post(reverse("login"), {"username": "alice", "password": "wrong"}, REMOTE_ADDR="10.0.0.1")
+    locked = client.post(reverse("login"), {"username": "alice", "password": "pw-for-tests-1"}, REMOTE_ADDR="10.0.0.1")
+    assert locked.status_code == 429
+    fresh = client.post(reverse("login"), {"username": "alice", "password": "pw-for-tests-1"}, REMOTE_ADDR="10.0.0.2")
+    assert fresh.status_code == 302
+
+
+class TestMembershipApi:
+    url = "/api/memberships/"
+
+    def test_manager_adds_a_member(self, api_for, manager, project):
+        UserFactory(username="newtech")
+        response = api_for(manager).post(
+            self.url, {"project": project.code, "user": "newtech", "role": Role.TECHNICIAN}, format="json"
+        )
+        assert response.status_code == 201, response.content
+        assert Membership.objects.filter(project=project, user__username="newtech", role=Role.TECHNICIAN).exists()
+
+    def test_technician_cannot_change_membership(self, api_for, technician, customer, project):
+        membership = Membership.objects.get(user=customer, project=project)
+        response = api_for(technician).patch(f"{self.url}{membership.pk}/", {"role": Role.MANAGER}, format="json")
+        assert response.status_code == 403
+        response = api_for(technician).post(
+            self.url, {"project": project.code, "user": "cust", "role": Role.MANAGER}, format="json"
+        )
+        assert response.status_code in (400, 403)
+        membership.refresh_from_db()
+        assert membership.role == Role.CUSTOMER
+
+    def test_outsider_gets_404_and_cannot_add_itself(self, api_for, outsider, manager, project):
+        membership = Membership.objects.get(user=manager, project=project)
+        api = api_for(outsider)
+        assert api.get(f"{self.url}{membership.pk}/").status_code == 404
+        assert api.delete(f"{self.url}{membership.pk}/").status_code == 404
+        response = api.post(self.url, {"project": project.code, "user": "outsider", "role": "manager"}, format="json")
+        assert response.status_code == 400
+        assert "project" in response.json()
+        assert not Membership.objects.filter(project=project, user=outsider).exists()
+
+    def test_duplicate_membership_is_a_400_naming_the_user(self, api_for, manager, technician, project):
+        response = api_for(manager).post(
+            self.url, {"project": project.code, "user": "tech", "role": Role.CUSTOMER}, format="json"
+        )
+        assert response.status_code == 400
+        assert "user" in response.json()
+
+    def test_projects_api_lists_only_members_projects(self, api_for, customer, project, other_project):
+        data = api_for(customer).get("/api/projects/").json()
+        assert [p["code"] for p in data["results"]] == [project.code]
+        assert api_for(customer).get(f"/api/projects/{other_project.code}/").status_code == 404
