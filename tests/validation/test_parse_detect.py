@@ -1,0 +1,52 @@
+"""Tool detection picks the right parser for every fixture and refuses text it cannot place."""
+
+from pathlib import Path
+
+import pytest
+
+from validation.parsers import ParseError, detect_tool, parse
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "tool-outputs"
+EXPECTED_BY_PREFIX = {
+    "nccl_": "nccl",
+    "ib_": "perftest",
+    "mlxlink_": "mlxlink",
+    "ibstatus_": "ibstatus",
+    "ibstat_": "ibstat",
+    "perfquery_": "perfquery",
+    "ethtool_m_": "ethtool",
+    "nvidia_smi_topo_": "nvsmi_topo",
+    "iblinkinfo_": "iblinkinfo",
+    "ibnetdiscover_": "ibnetdiscover",
+    "lldpcli_": "lldp",
+    "ibdiagnet_": "ibdiagnet",
+}
+FIXTURE_FILES = sorted(FIXTURES.glob("*.txt"))
+
+
+def expected_tool(path):
+    return next(tool for prefix, tool in EXPECTED_BY_PREFIX.items() if path.name.startswith(prefix))
+
+
+def test_every_shared_fixture_was_copied():
+    assert len(FIXTURE_FILES) == 26 and (FIXTURES / "SOURCES.md").exists()
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda path: path.name)
+def test_detection_picks_the_tool_and_the_file_parses(path):
+    text = path.read_text()
+    assert detect_tool(text) == expected_tool(path)
+    results = parse(text)
+    assert results and all(result.tool == expected_tool(path) for result in results)
+
+
+def test_unknown_text_is_a_parse_error_naming_line_one():
+    with pytest.raises(ParseError) as caught:
+        detect_tool("nothing to see here\n")
+    assert caught.value.line_no == 1
+    assert str(caught.value).startswith("line 1: could not tell which tool produced this output; expected")
+
+
+def test_an_explicit_tool_overrides_detection():
+    with pytest.raises(ParseError, match="no mlxlink section found"):
+        parse((FIXTURES / "nccl_allreduce_02.txt").read_text(), "mlxlink")

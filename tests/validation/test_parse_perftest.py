@@ -1,0 +1,134 @@
+"""perftest parser: header block, unit normalisation to Gb/s, duration runs, several runs per file."""
+
+from pathlib import Path
+
+import pytest
+
+from validation.parsers import ParseError, perftest
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "tool-outputs"
+MIB_TO_GBITS = 8 * 1.048576 / 1000
+MB_TO_GBITS = 8 / 1000
+
+
+def read(name):
+    return (FIXTURES / name).read_text()
+
+
+def test_ib_write_bw_01_reports_gbits_and_keeps_the_cpu_frequency_warning():
+    [result] = perftest.parse(read("ib_write_bw_01_ndr_gbits.txt"))
+    assert (result.test, result.kind, result.role) == ("ib_write_bw", "bw", "client")
+    assert (result.device, result.link_type, result.qps, result.mtu_bytes) == ("mlx5_0", "IB", 1, 4096)
+    assert result.use_cuda is False and result.unit_printed == "Gb/sec"
+    [row] = result.rows
+    assert (row.bytes, row.iterations) == (65536, 5000)
+    assert (row.bw_peak_gbps, row.bw_avg_gbps, row.msg_rate_mpps) == (392.38, 392.34, 0.748336)
+    assert result.warnings == [
+        "Conflicting CPU frequency values detected: 3295.212000 != 4999.302000. CPU Frequency is not max."
+    ]
+    assert result.failed is False
+
+
+def test_ib_read_bw_01():
+    [result] = perftest.parse(read("ib_read_bw_01_ndr.txt"))
+    assert result.test == "ib_read_bw"
+    assert result.rows[0].bw_avg_gbps == 328.61 and result.rows[0].iterations == 1000
+
+
+def test_ib_send_bw_01_converts_mib_per_second():
+    [result] = perftest.parse(read("ib_send_bw_01_mib_cpufreq_warn.txt"))
+    assert result.test == "ib_send_bw" and result.unit_printed == "MiB/sec"
+    [row] = result.rows
+    assert row.bw_avg_gbps == pytest.approx(46557.03 * MIB_TO_GBITS)
+    assert row.bw_avg_gbps == pytest.approx(390.549, abs=0.001)
+    assert row.bw_peak_gbps == pytest.approx(46567.34 * MIB_TO_GBITS)
+
+
+def test_ib_send_lat_01_latency_columns():
+    [result] = perftest.parse(read("ib_send_lat_01.txt"))
+    assert (result.test, result.kind) == ("ib_send_lat", "lat")
+    [row] = result.rows
+    assert (row.bytes, row.iterations) == (2, 1000)
+    assert (row.t_min_us, row.t_max_us, row.t_typical_us, row.t_avg_us) == (1.24, 5.19, 1.27, 1.27)
+    assert (row.t_stdev_us, row.p99_us, row.p999_us) == (0.0, 1.37, 5.19)
+    assert len(result.warnings) == 2
+
+
+def test_ib_write_bw_02_cuda_duration_run_has_no_peak():
+    [result] = perftest.parse(read("ib_write_bw_02_use_cuda_roce_16qp_duration.txt"))
+    assert result.qps == 16 and result.link_type == "Ethernet" and result.mtu_bytes == 1024
+    assert result.use_cuda is True and result.gpu_name == "NVIDIA A40"
+    assert result.duration_run is True and result.rdma_cm is True
+    [row] = result.rows
+    assert row.bw_peak_gbps is None  # printed as 0.00: not measured in a -D run
+    assert row.bw_avg_gbps == 181.46 and row.iterations == 10384867
+    assert result.line_no == 18  # the title, after the CUDA set-up lines
+
+
+def test_ib_write_bw_03_server_and_client_outputs_give_two_results_in_mb_per_second():
+    client, server = perftest.parse(read("ib_write_bw_03_loopback_8M_mbsec.txt"))
+    assert (client.role, server.role) == ("client", "server")  # only a client prints TX depth
+    for result in (client, server):
+        assert result.unit_printed == "MB/sec" and result.device == "ib0"
+        [row] = result.rows
+        assert row.bytes == 8388608
+        assert row.bw_avg_gbps == pytest.approx(24056.72 * MB_TO_GBITS)
+    assert client.warnings == [] and server.line_no == 23
+
+
+def test_mb_and_mib_columns_differ_by_exactly_1_048576():
+    text = read("ib_write_bw_01_ndr_gbits.txt").replace("392.38             392.34", "1000.00   1000.00")
+    in_mb = perftest.parse(text.replace("Gb/sec", "MB/sec"))[0].rows[0]
+    in_mib = perftest.parse(text.replace("Gb/sec", "MiB/sec"))[0].rows[0]
+    assert in_mb.bw_avg_gbps == pytest.approx(8.0)
+    assert in_mib.bw_avg_gbps == pytest.approx(8.388608)
+    assert in_mib.bw_avg_gbps / in_mb.bw_avg_gbps == pytest.approx(1.048576)
+
+
+LATENCY_DURATION = """\
+---------------------------------------------------------------------------------------
+                    RDMA_Write Latency Test
+ Dual-port       : OFF\t\tDevice         : mlx5_3
+ Number of qps   : 1\t\tTransport type : IB
+ Mtu             : 4096[B]
+ Link type       : IB
+---------------------------------------------------------------------------------------
+ #bytes        #iterations       t_avg[usec]    tps average
+ 2             1873456           1.07           934021.55
+---------------------------------------------------------------------------------------
+"""
+
+
+def test_latency_duration_run_has_average_and_transactions_only():
+    [result] = perftest.parse(LATENCY_DURATION)
+    assert result.test == "ib_write_lat" and result.device == "mlx5_3"
+    [row] = result.rows
+    assert (row.t_avg_us, row.tps_avg, row.t_min_us, row.p99_us) == (1.07, 934021.55, None, None)
+
+
+def test_a_run_that_never_connected_is_failed_not_an_error():
+    text = (
+        LATENCY_DURATION.split(" #bytes")[0]
+        + " Couldn't connect to 10.0.0.2:18515\n Unable to open file descriptor\n"
+    )
+    [result] = perftest.parse(text)
+    assert result.failed is True and result.rows == []
+    assert result.errors == ["Couldn't connect to 10.0.0.2:18515", "Unable to open file descriptor"]
+
+
+def test_errors_name_the_line():
+    lines = read("ib_write_bw_01_ndr_gbits.txt").splitlines()
+    row_index = next(i for i, line in enumerate(lines) if line.strip().startswith("65536"))
+    garbled = lines[:row_index] + [" 65536      5000   392.38   39x.34   0.748336"] + lines[row_index + 1 :]
+    with pytest.raises(ParseError, match=rf"^line {row_index + 1}: bw_avg is '39x.34', not a number"):
+        perftest.parse("\n".join(garbled))
+    with pytest.raises(ParseError, match=r"unknown bandwidth unit 'KB/sec'"):
+        perftest.parse(read("ib_write_bw_01_ndr_gbits.txt").replace("Gb/sec", "KB/sec"))
+    with pytest.raises(ParseError, match=r"latency printed in 'cycles'"):
+        perftest.parse(read("ib_send_lat_01.txt").replace("[usec]", "[cycles]"))
+    with pytest.raises(ParseError, match=r"^line 5: 'Number of qps' in the settings block is 'many'"):
+        perftest.parse(
+            read("ib_write_bw_01_ndr_gbits.txt").replace("Number of qps   : 1", "Number of qps   : many")
+        )
+    with pytest.raises(ParseError, match="no perftest run found"):
+        perftest.parse("just text\n")

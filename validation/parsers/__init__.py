@@ -1,0 +1,62 @@
+"""Parsers for the text that cluster-validation tools print. Pure Python: no Django import.
+
+    from validation.parsers import parse, ParseError
+    results = parse(text)                 # detects the tool
+    results = parse(text, tool="mlxlink")
+    [result.to_dict() for result in results]
+
+Every parser returns a list of typed dataclasses (one per test, device, port or neighbour found),
+each with `tool` and `to_dict()`, and raises only `ParseError` on malformed input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import (
+    ethtool,
+    ibdiagnet,
+    iblinkinfo,
+    ibnetdiscover,
+    ibstat,
+    ibstatus,
+    lldp,
+    mlxlink,
+    nccl,
+    nvsmi_topo,
+    perfquery,
+    perftest,
+)
+from .base import ParsedResult, ParseError
+from .detect import detect_tool
+
+PARSERS: dict[str, Callable[[str], list[ParsedResult]]] = {
+    "nccl": nccl.parse,
+    "perftest": perftest.parse,
+    "mlxlink": mlxlink.parse,
+    "ibstat": ibstat.parse,
+    "ibstatus": ibstatus.parse,
+    "perfquery": perfquery.parse,
+    "ethtool": ethtool.parse,
+    "nvsmi_topo": nvsmi_topo.parse,
+    "iblinkinfo": iblinkinfo.parse,
+    "ibnetdiscover": ibnetdiscover.parse,
+    "lldp": lldp.parse,
+    "ibdiagnet": ibdiagnet.parse,
+}
+TOOL_CHOICES = ("auto", *PARSERS)
+
+
+def parse(text: str, tool: str = "auto", *, source_name: str | None = None) -> list[ParsedResult]:
+    """Parse one tool's output. `source_name` (e.g. the uploaded file's name) only helps name an
+    nccl test that old nccl-tests builds never print."""
+    if tool == "auto":
+        tool = detect_tool(text)
+    if tool not in PARSERS:
+        raise ValueError(f"unknown tool {tool!r}; choose one of {', '.join(TOOL_CHOICES)}")
+    if tool == "nccl":
+        return nccl.parse(text, source_name=source_name)
+    return PARSERS[tool](text)
+
+
+__all__ = ["PARSERS", "TOOL_CHOICES", "ParseError", "ParsedResult", "detect_tool", "parse"]

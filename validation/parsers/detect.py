@@ -1,0 +1,79 @@
+"""Which tool printed this text? Checked most specific first; each test is a line-anchored pattern
+only that tool's output produces. An output holding several tools (an nccl log that also has
+`nvidia-smi topo -m` in it) goes to the first in this order, which is the one worth judging."""
+
+from __future__ import annotations
+
+import re
+
+from .base import ParseError, split_lines
+
+_SIGNATURES: list[tuple[str, re.Pattern]] = [
+    (
+        "nccl",
+        re.compile(
+            r"^[ \t]*#[ \t]*(?:nThread\s+[0-9]+\s+nGpus|nccl-tests version|Collective test starting:"
+            r"|Out of bounds values\s*:)|^[ \t]*#(?=[^\n]*\balgbw\b)(?=[^\n]*\bbusbw\b)",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "perftest",
+        re.compile(
+            r"^[ \t]*(?:Send|RDMA_Write|RDMA_Read|Atomic)\b(?=[^\n]*\b(?:BW|Latency)\b)[^\n]*\bTest[ \t]*$"
+            r"|^[ \t]*#bytes\s+#iterations",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "ibdiagnet",
+        re.compile(
+            r"Stages Status Report|^[ \t]*(?:-I-\s+)?Stage\s+Warnings\s+Errors", re.MULTILINE | re.IGNORECASE
+        ),
+    ),
+    (
+        "mlxlink",
+        re.compile(
+            r"^[ \t]*(?:Operational Info|Module Info|Physical Counters and BER Info)"
+            r"[ \t]*\n[ \t]*-{3,}[ \t]*$",
+            re.MULTILINE,
+        ),
+    ),
+    ("ibstatus", re.compile(r"^[ \t]*Infiniband device\s+'[^']+'\s+port\s+\S+\s+status:", re.MULTILINE)),
+    ("ibstat", re.compile(r"^[ \t]*CA\s+'[^']+'\s*$", re.MULTILINE)),
+    (
+        "perfquery",
+        re.compile(r"^[ \t]*#\s*Port\s+(?:extended\s+)?counters:|^[ \t]*[A-Za-z0-9]+:\.{3,}\S", re.MULTILINE),
+    ),
+    ("ethtool", re.compile(r"^[ \t]*Identifier\s*:\s*0x[0-9a-fA-F]{2}\b", re.MULTILINE)),
+    (
+        "nvsmi_topo",
+        re.compile(r"^[ \t]*GPU0[ \t]+(?:GPU1|NIC0|mlx|CPU Affinity)|^[ \t]*X\s+=\s+Self\s*$", re.MULTILINE),
+    ),
+    (
+        "iblinkinfo",
+        re.compile(r"^[ \t]*(?:0x[0-9a-fA-F]+[ \t]+)?[0-9]+[ \t]+[0-9]+\[[^\]\n]*\][ \t]*==\(", re.MULTILINE),
+    ),
+    (
+        "ibnetdiscover",
+        re.compile(
+            r"^[ \t]*(?:Switch|Ca|Rt)\s+[0-9]+\s+\"[SHR]-|^[ \t]*(?:switchguid|caguid)=", re.MULTILINE
+        ),
+    ),
+    ("lldp", re.compile(r"^[ \t]*LLDP neighbors:|^[ \t]*Interface:\s+\S+,\s*via:", re.MULTILINE)),
+]
+
+TOOLS = tuple(name for name, _ in _SIGNATURES)
+
+
+def detect_tool(text: str) -> str:
+    """The tool name (a key of validation.parsers.PARSERS), or ParseError when none matches."""
+    normalised = "\n".join(line.text for line in split_lines(text))
+    for name, pattern in _SIGNATURES:
+        if pattern.search(normalised):
+            return name
+    raise ParseError(
+        1,
+        "could not tell which tool produced this output",
+        f"the output of one of: {', '.join(TOOLS)} (or name the tool explicitly)",
+    )
