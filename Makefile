@@ -1,5 +1,8 @@
 # The two set-up commands: `make run` and `make test`. Both need only Python 3.11.
-PYTHON ?= python3.11
+# python3.11 if present, else python3 when it is 3.11; override with `make run PYTHON=/path/to/python3.11`.
+ifndef PYTHON
+PYTHON := $(shell command -v python3.11 2>/dev/null || { python3 -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' >/dev/null 2>&1 && command -v python3; })
+endif
 VENV := .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
@@ -7,8 +10,9 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test install migrate demo worker lint bench clean
 
+# Re-installs whenever pyproject.toml changes (new dependency), otherwise does nothing.
 $(STAMP): pyproject.toml
-	@command -v $(PYTHON) >/dev/null 2>&1 || { echo "Python 3.11 is needed (set PYTHON=/path/to/python3.11)"; exit 1; }
+	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "Python 3.11 is needed: install python3.11 or run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test]'
@@ -24,9 +28,12 @@ demo: migrate
 	$(BIN)/python manage.py seed_demo
 
 run: demo
+	@echo "Bringup on http://127.0.0.1:$(PORT)/ : log in with one of the demo logins above."
 	$(BIN)/python manage.py runserver 127.0.0.1:$(PORT)
 
+# Only needed when CELERY_BROKER_URL is set; without a broker, tasks run inside the web process.
 worker: $(STAMP)
+	@test -n "$$CELERY_BROKER_URL" || { echo "make worker needs CELERY_BROKER_URL, e.g. CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make worker"; exit 1; }
 	$(BIN)/celery -A bringup worker --loglevel=info --concurrency=2
 
 test: $(STAMP)

@@ -1,18 +1,19 @@
 """One API router for every app, so /api/ lists everything."""
 
+from django.urls import path
+from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from delivery.api.views import MembershipViewSet, ProjectViewSet
+from inventory.api.views import register as register_inventory
 
 router = DefaultRouter()
 router.register("projects", ProjectViewSet, basename="project")
 router.register("memberships", MembershipViewSet, basename="membership")
+register_inventory(router)
 
-try:  # the inventory API registers itself once it exists
-    from inventory.api.views import register as register_inventory
-
-    register_inventory(router)
-except ImportError:  # pragma: no cover
-    pass
-
-urlpatterns = router.urls
+urlpatterns = [
+    # POST username and password, get the token to send as `Authorization: Token <key>`.
+    path("token/", obtain_auth_token, name="api-token"),
+    *router.urls,
+]

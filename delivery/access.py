@@ -97,6 +97,7 @@ class ProjectViewMixin:
         context = super().get_context_data(**kwargs)
         context["project"] = self.project
         context["role"] = self.role
+        context["role_label"] = Role(self.role).label if self.role else ""
         context["can_edit_inventory"] = can(self.request.user, Capability.EDIT_INVENTORY, self.project)
         context["can_manage_project"] = can(self.request.user, Capability.MANAGE_PROJECT, self.project)
         return context

@@ -82,3 +82,20 @@ class DeviceRole(models.TextChoices):
     HEAD_NODE = "head_node", "Head / login node"
     PDU = "pdu", "PDU"
     OTHER = "other", "Other"
+
+
+class ImportKind(models.TextChoices):
+    """What one sheet (or one CSV file) of a bulk import holds, in the order they are applied."""
+
+    RACKS = "racks", "Racks"
+    DEVICES = "devices", "Devices"
+    NICS = "nics", "NICs"
+    OPTICS = "optics", "Optics"
+
+
+class ImportJobStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    PREVIEW = "preview", "Ready to confirm"
+    APPLIED = "applied", "Applied"
+    FAILED = "failed", "Failed"

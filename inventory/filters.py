@@ -3,12 +3,29 @@
 import django_filters
 from django.db.models import Q
 
-from .choices import DeviceRole, DeviceStatus, FormFactor, HardwareKind, Network, OpticStatus, PortKind, RackStatus
-from .models import Device, HardwareModel, Nic, Optic, Port, Rack
+from .choices import (
+    DeviceRole,
+    DeviceStatus,
+    FormFactor,
+    HardwareKind,
+    Network,
+    OpticStatus,
+    PortKind,
+    RackStatus,
+)
+from .models import Device, HardwareModel, Nic, Optic, Port, Rack, Site
 
 
 class ProjectCodeFilterMixin(django_filters.FilterSet):
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
+
+
+class SiteFilterSet(ProjectCodeFilterMixin):
+    q = django_filters.CharFilter(field_name="name", lookup_expr="icontains", label="Name contains")
+
+    class Meta:
+        model = Site
+        fields = ["project", "q"]
 
 
 class RackFilterSet(ProjectCodeFilterMixin):
@@ -33,7 +50,9 @@ class DeviceFilterSet(ProjectCodeFilterMixin):
         fields = ["project", "q", "rack", "role", "status", "kind"]
 
     def filter_q(self, queryset, name, value):
-        return queryset.filter(Q(name__icontains=value) | Q(serial__icontains=value) | Q(asset_tag__icontains=value))
+        return queryset.filter(
+            Q(name__icontains=value) | Q(serial__icontains=value) | Q(asset_tag__icontains=value)
+        )
 
 
 class NicFilterSet(django_filters.FilterSet):
@@ -52,7 +71,9 @@ class PortFilterSet(django_filters.FilterSet):
     kind = django_filters.ChoiceFilter(choices=PortKind.choices)
     network = django_filters.ChoiceFilter(choices=Network.choices)
     plane = django_filters.NumberFilter()
-    is_lane = django_filters.BooleanFilter(field_name="parent", lookup_expr="isnull", exclude=True, label="Is a lane")
+    is_lane = django_filters.BooleanFilter(
+        field_name="parent", lookup_expr="isnull", exclude=True, label="Is a lane"
+    )
 
     class Meta:
         model = Port

@@ -4,6 +4,7 @@ Every project-owned row reaches its project in one hop (Site, Rack, Device, Opti
 device (Nic, Port, DeviceUnit). HardwareModel and its templates are a shared catalogue.
 """
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
@@ -18,6 +19,8 @@ from .choices import (
     Face,
     FormFactor,
     HardwareKind,
+    ImportJobStatus,
+    ImportKind,
     Network,
     OpticStatus,
     PortKind,
@@ -35,7 +38,10 @@ class Site(models.Model):
 
     class Meta:
         ordering = ["name"]
-        constraints = [models.UniqueConstraint(fields=["project", "name"], name="site_name_unique_in_project")]
+        constraints = [models.UniqueConstraint(
+                fields=["project", "name"], name="site_name_unique_in_project",
+                violation_error_message="A site with this name already exists in the project.",
+            )]
 
     def __str__(self) -> str:
         return self.name
@@ -56,8 +62,14 @@ class Rack(models.Model):
     class Meta:
         ordering = ["row", "position", "name"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "name"], name="rack_name_unique_in_project"),
-            models.UniqueConstraint(fields=["site", "row", "position"], name="rack_position_unique_in_site"),
+            models.UniqueConstraint(
+                fields=["project", "name"], name="rack_name_unique_in_project",
+                violation_error_message="A rack with this name already exists in the project.",
+            ),
+            models.UniqueConstraint(
+                fields=["site", "row", "position"], name="rack_position_unique_in_site",
+                violation_error_message="Another rack already stands at this row and position of the site.",
+            ),
             models.CheckConstraint(condition=Q(height_u__gte=1), name="rack_height_positive"),
         ]
 
@@ -149,7 +161,8 @@ class Device(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="devices")
     rack = models.ForeignKey(Rack, on_delete=models.PROTECT, null=True, blank=True, related_name="devices")
     position_u = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text="Lowest rack unit the device occupies, from 1 at the bottom."
+        null=True, blank=True, verbose_name="position (U)",
+        help_text="Lowest rack unit the device occupies, from 1 at the bottom.",
     )
     face = models.CharField(max_length=5, choices=Face.choices, default=Face.FRONT)
     hardware_model = models.ForeignKey(HardwareModel, on_delete=models.PROTECT, related_name="devices")
@@ -165,9 +178,13 @@ class Device(models.Model):
     class Meta:
         ordering = ["name"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "name"], name="device_name_unique_in_project"),
             models.UniqueConstraint(
-                fields=["project", "serial"], condition=~Q(serial=""), name="device_serial_unique_in_project"
+                fields=["project", "name"], name="device_name_unique_in_project",
+                violation_error_message="A device with this name already exists in the project.",
+            ),
+            models.UniqueConstraint(
+                fields=["project", "serial"], condition=~Q(serial=""), name="device_serial_unique_in_project",
+                violation_error_message="Another device of the project already has this serial.",
             ),
             models.CheckConstraint(
                 condition=Q(rack__isnull=True, position_u__isnull=True)
@@ -295,7 +312,10 @@ class Optic(models.Model):
     class Meta:
         ordering = ["part_number", "serial"]
         constraints = [
-            models.UniqueConstraint(fields=["project", "serial"], name="optic_serial_unique_in_project"),
+            models.UniqueConstraint(
+                fields=["project", "serial"], name="optic_serial_unique_in_project",
+                violation_error_message="Another optic of the project already has this serial.",
+            ),
             models.CheckConstraint(
                 condition=~Q(status="installed") | Q(port__isnull=False), name="optic_installed_has_port"
             ),
@@ -309,3 +329,51 @@ class Optic(models.Model):
             raise ValidationError({"port": "An installed optic sits in a port."})
         if self.port_id and self.project_id and self.port.device.project_id != self.project_id:
             raise ValidationError({"port": "The port belongs to another project."})
+
+
+def import_upload_path(job: "ImportJob", filename: str) -> str:
+    return f"imports/{job.project.code}/{filename}"
+
+
+class ImportJob(models.Model):
+    """One uploaded inventory file on its way in: validated as a dry run by a task (the preview), then
+    applied by another once someone confirms. The raw file is kept whatever happens, so a bad upload
+    can be looked at later."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
+    file = models.FileField(upload_to=import_upload_path, max_length=300)
+    original_name = models.CharField(max_length=255)
+    kind = models.CharField(
+        max_length=16, choices=ImportKind.choices, blank=True,
+        help_text="Kind asked for at upload; blank = from the header row or the sheet names.",
+    )
+    kinds = models.JSONField(default=list, blank=True, help_text="Kinds found in the file, in apply order.")
+    status = models.CharField(max_length=16, choices=ImportJobStatus.choices, default=ImportJobStatus.QUEUED)
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    summary = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the preview or the apply ended."
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="import_job_project_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.project.code} import {self.pk} ({self.original_name})"
+
+    @property
+    def is_finished(self) -> bool:
+        """Nothing more will happen without someone acting (the poller stops here)."""
+        return self.status in {ImportJobStatus.PREVIEW, ImportJobStatus.APPLIED, ImportJobStatus.FAILED}

@@ -21,6 +21,15 @@ def _eager_celery(settings):
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings):
+    """Full-strength PBKDF2 costs a quarter of a second per test user; tests do not need it."""
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",  # hashes made outside a test (module fixtures)
+    ]
+
+
+@pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 

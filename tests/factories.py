@@ -1,5 +1,5 @@
-"""factory-boy factories for every model the tests build. Devices made through `device_with_ports`
-go through the real service, so their NICs, ports and lanes come from the templates."""
+"""factory-boy factories for the models tests build. Devices are made with the real service
+(inventory.services.device_create), so their NICs, ports and lanes come from the templates."""
 
 import factory
 from django.contrib.auth import get_user_model

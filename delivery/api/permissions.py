@@ -3,7 +3,8 @@ ProjectScopedViewSet, whose queryset only holds rows of the user's projects (out
 
 from rest_framework import permissions, viewsets
 
-from delivery.access import Capability, can, scope_to_user
+from delivery.access import ROLE_CAPABILITIES, Capability, can, scope_to_user
+from delivery.models import Membership
 
 
 def _project_of(obj, project_path: str):
@@ -14,12 +15,26 @@ def _project_of(obj, project_path: str):
 
 class ProjectRolePermission(permissions.BasePermission):
     """Reads need membership (already guaranteed by the scoped queryset); writes need the view's
-    `write_capability` in the object's project. Creation is checked in perform_create."""
+    `write_capability` in the object's project. Creation is checked in perform_create, in the
+    payload's project; before that, a create by someone who holds the capability in no project at
+    all (a customer) is refused outright, so they get 403 whatever the payload."""
+
+    def has_permission(self, request, view):
+        if getattr(view, "action", None) != "create":
+            return True
+        return _can_anywhere(request.user, view.write_capability)
 
     def has_object_permission(self, request, view, obj):
         if request.method in permissions.SAFE_METHODS:
             return True
         return can(request.user, view.write_capability, _project_of(obj, view.project_path))
+
+
+def _can_anywhere(user, capability: Capability) -> bool:
+    if user.is_staff:
+        return True
+    roles = [role for role, capabilities in ROLE_CAPABILITIES.items() if capability in capabilities]
+    return Membership.objects.filter(user=user, role__in=roles).exists()
 
 
 class ProjectScopedViewSet(viewsets.ModelViewSet):

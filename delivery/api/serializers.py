@@ -8,7 +8,8 @@ class ProjectSerializer(serializers.ModelSerializer):
     class Meta:
         model = Project
         fields = [
-            "id", "code", "name", "customer_name", "site", "description", "status", "start_date", "target_date",
+            "id", "code", "name", "customer_name", "site", "description", "status", "start_date",
+            "target_date",
         ]
         read_only_fields = fields
 

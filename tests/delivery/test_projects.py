@@ -107,9 +107,22 @@ class TestMembershipApi:
         assert api.get(f"{self.url}{membership.pk}/").status_code == 404
         assert api.delete(f"{self.url}{membership.pk}/").status_code == 404
         response = api.post(self.url, {"project": project.code, "user": "outsider", "role": "manager"}, format="json")
+        assert response.status_code == 403  # a customer everywhere: no write right in any project
+        assert not Membership.objects.filter(project=project, user=outsider).exists()
+
+    def test_manager_of_another_project_gets_400_not_a_hint(self, api_for, other_project, project):
+        other_manager = UserFactory(username="othermgr")
+        MembershipFactory(user=other_manager, project=other_project, role=Role.MANAGER)
+        response = api_for(other_manager).post(
+            self.url, {"project": project.code, "user": "othermgr", "role": "manager"}, format="json"
+        )
         assert response.status_code == 400
         assert "project" in response.json()
-        assert not Membership.objects.filter(project=project, user=outsider).exists()
+        made_up = api_for(other_manager).post(
+            self.url, {"project": "NO-SUCH", "user": "othermgr", "role": "manager"}, format="json"
+        )
+        assert made_up.json() == {"project": [response.json()["project"][0].replace(project.code, "NO-SUCH")]}
+        assert not Membership.objects.filter(project=project, user=other_manager).exists()
 
     def test_duplicate_membership_is_a_400_naming_the_user(self, api_for, manager, technician, project):
         response = api_for(manager).post(

@@ -1,0 +1,579 @@
+"""The demo data of `manage.py seed_demo`: project DEMO-72, modelled on the reference cluster of
+DOMAIN.md (72 B300 nodes, 12 Quantum-X800 XDR switches, a 400G storage network, 6 storage servers),
+and LAB-8, a small second project whose customer must see nothing of DEMO-72.
+
+Idempotent by construction: every row is looked up by its natural key (part number, project code,
+rack name, device name, optic serial, username) and only missing rows are written, so a second run
+saves nothing at all, not even a history row. Part numbers and serials are illustrative.
+
+The plans (which racks, which devices where) are plain data built by pure functions; the writes go
+through inventory.services.device_create / optic_install and delivery.services where a service
+exists. Switch placement is one function, `switch_plans`, so the fabric planner can replace it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+from simple_history.utils import bulk_create_with_history
+
+from inventory.choices import (
+    DeviceRole,
+    DeviceStatus,
+    Face,
+    FormFactor,
+    HardwareKind,
+    Network,
+    OpticStatus,
+    PortKind,
+    RackStatus,
+)
+from inventory.models import Device, HardwareModel, NicTemplate, Optic, Port, PortTemplate, Rack, Site
+from inventory.services import device_create, optic_install
+
+from .choices import ProjectStatus, Role
+from .models import Membership, Project
+from .services import membership_set, user_ensure
+
+DEMO_CODE = "DEMO-72"
+LAB_CODE = "LAB-8"
+DEMO_PASSWORD = "bringup-demo"  # one fixed password for every demo login; printed by seed_demo
+
+GPU_SERVERS = 72
+SERVERS_PER_RACK = 4
+STORAGE_SERVERS = 6
+LEAVES, SPINES = 8, 4  # DOMAIN.md: 2-tier 1:1 fat tree of 144-port switches
+STORAGE_SWITCHES = 2  # one per storage port of every server (rail A and rail B)
+FABRIC_LINKS = GPU_SERVERS * 8 * 2  # 576 leaf-down + 576 leaf-up cables
+OVER_BUDGET_RACK = "B09"  # the one rack that breaks the 20% headroom rule, on purpose
+
+
+# --- the hardware catalogue -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NicSpec:
+    slot: str
+    model: str
+    part_number: str = ""
+
+
+@dataclass(frozen=True)
+class PortSpec:
+    name: str
+    kind: str
+    speed_gbps: int
+    network: str
+    nic_slot: str | None = None
+    lanes: int = 1
+    lane_speed_gbps: int | None = None
+    planes_per_lane: bool = False
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    key: str
+    vendor: str
+    model: str
+    part_number: str
+    kind: str
+    height_u: int
+    max_power_w: int
+    is_full_depth: bool = True
+    nics: tuple[NicSpec, ...] = ()
+    ports: tuple[PortSpec, ...] = ()
+
+
+def _bmc_port(name: str = "bmc") -> PortSpec:
+    return PortSpec(name, PortKind.BMC, 1, Network.OOB)
+
+
+def _b300_server() -> ModelSpec:
+    cx8 = tuple(NicSpec(f"nic{i}", "ConnectX-8 SuperNIC", "900-9X81Q-00CN-ST0") for i in range(8))
+    xdr = tuple(
+        PortSpec(f"ib{i}", PortKind.INFINIBAND, 800, Network.COMPUTE, nic_slot=f"nic{i}", lanes=4,
+                 lane_speed_gbps=200, planes_per_lane=True)
+        for i in range(8)
+    )
+    storage = tuple(
+        PortSpec(f"stor{i}", PortKind.ETHERNET, 400, Network.STORAGE, nic_slot="dpu0") for i in range(2)
+    )
+    inband = PortSpec("eth0", PortKind.ETHERNET, 100, Network.INBAND, nic_slot="ocp0")
+    return ModelSpec(
+        "gpu", "NVIDIA", "B300 8-GPU server", "DEMO-B300-8GPU", HardwareKind.GPU_SERVER, 10, 14_500,
+        nics=(*cx8, NicSpec("dpu0", "BlueField-3 B3240 DPU"), NicSpec("ocp0", "ConnectX-6 Dx 100GbE")),
+        ports=(*xdr, *storage, inband, _bmc_port()),
+    )
+
+
+def _q3400_switch() -> ModelSpec:
+    ports = tuple(PortSpec(f"p{i}", PortKind.INFINIBAND, 800, Network.COMPUTE) for i in range(1, 145))
+    return ModelSpec(
+        "xdr", "NVIDIA", "Quantum-X800 Q3400-RA", "DEMO-Q3400-RA", HardwareKind.IB_SWITCH, 4, 6_000,
+        ports=(*ports, _bmc_port("mgmt0")),
+    )
+
+
+def _sn5610_switch() -> ModelSpec:
+    ports = tuple(
+        PortSpec(f"swp{i}", PortKind.ETHERNET, 800, Network.STORAGE, lanes=2, lane_speed_gbps=400)
+        for i in range(1, 65)
+    )
+    return ModelSpec(
+        "storage_switch", "NVIDIA", "Spectrum-4 SN5610", "DEMO-SN5610", HardwareKind.ETH_SWITCH, 2, 2_000,
+        ports=(*ports, _bmc_port("mgmt0")),
+    )
+
+
+def _mgmt_switch() -> ModelSpec:
+    access = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 1, Network.OOB) for i in range(1, 49))
+    uplinks = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 100, Network.OOB) for i in range(49, 53))
+    return ModelSpec(
+        "mgmt_switch", "NVIDIA", "SN2201 (48 x 1G + 4 x 100G)", "DEMO-SN2201", HardwareKind.MGMT_SWITCH,
+        1, 150, ports=(*access, *uplinks, _bmc_port("mgmt0")),
+    )
+
+
+def _storage_server() -> ModelSpec:
+    ports = tuple(
+        PortSpec(f"stor{i}", PortKind.ETHERNET, 400, Network.STORAGE, nic_slot="nic0") for i in range(2)
+    )
+    return ModelSpec(
+        "storage", "Generic", "2U NVMe storage server (24 x 7.68 TB)", "DEMO-STOR-2U24",
+        HardwareKind.STORAGE_SERVER, 2, 1_800, nics=(NicSpec("nic0", "ConnectX-7 2 x 400GbE"),),
+        ports=(*ports, _bmc_port()),
+    )
+
+
+def _pdu() -> ModelSpec:
+    # A PDU hands power on; its own draw is negligible, so it adds nothing to the rack's sum.
+    return ModelSpec(
+        "pdu", "Generic", "3-phase 63 A metered PDU", "DEMO-PDU-3P63", HardwareKind.PDU, 1, 0,
+        is_full_depth=False, ports=(PortSpec("net", PortKind.BMC, 1, Network.OOB),),
+    )
+
+
+def _lab_server() -> ModelSpec:
+    cx7 = tuple(NicSpec(f"nic{i}", "ConnectX-7 400G NDR") for i in range(8))
+    ndr = tuple(
+        PortSpec(f"ib{i}", PortKind.INFINIBAND, 400, Network.COMPUTE, nic_slot=f"nic{i}") for i in range(8)
+    )
+    return ModelSpec(
+        "lab_gpu", "Generic", "8-GPU liquid-cooled server (4U)", "DEMO-GPU-4U-LC", HardwareKind.GPU_SERVER, 4,
+        8_000, nics=cx7, ports=(*ndr, _bmc_port()),
+    )
+
+
+def catalogue_specs() -> list[ModelSpec]:
+    return [_b300_server(), _q3400_switch(), _sn5610_switch(), _mgmt_switch(), _storage_server(), _pdu(),
+            _lab_server()]
+
+
+def _hardware_model_ensure(spec: ModelSpec) -> HardwareModel:
+    """The catalogue entry with this part number; its templates are written only when it is new."""
+    existing = HardwareModel.objects.filter(part_number=spec.part_number).first()
+    if existing:
+        return existing
+    model = HardwareModel(
+        vendor=spec.vendor, model=spec.model, part_number=spec.part_number, kind=spec.kind,
+        height_u=spec.height_u, max_power_w=spec.max_power_w, is_full_depth=spec.is_full_depth,
+    )
+    model.full_clean()
+    model.save()
+    nics = {}
+    for nic_spec in spec.nics:
+        nic = NicTemplate(hardware_model=model, slot=nic_spec.slot, model=nic_spec.model,
+                          part_number=nic_spec.part_number)
+        nic.full_clean()
+        nic.save()
+        nics[nic.slot] = nic
+    templates = [
+        PortTemplate(
+            hardware_model=model, nic_template=nics.get(p.nic_slot), name=p.name, kind=p.kind,
+            speed_gbps=p.speed_gbps, network=p.network, breakout_lanes=p.lanes,
+            lane_speed_gbps=p.lane_speed_gbps, planes_per_lane=p.planes_per_lane,
+        )
+        for p in spec.ports
+    ]
+    for template in templates:
+        template.full_clean(validate_constraints=False)  # names are unique by construction of the spec
+    bulk_create_with_history(templates, PortTemplate)
+    return model
+
+
+def catalogue_ensure() -> dict[str, HardwareModel]:
+    return {spec.key: _hardware_model_ensure(spec) for spec in catalogue_specs()}
+
+
+# --- plans: pure data describing what goes where ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class RackPlan:
+    name: str
+    row: str
+    position: int
+    power_budget_w: int
+    status: str = RackStatus.POWERED
+    height_u: int = 48
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    name: str
+    model_key: str
+    rack: str
+    position_u: int
+    role: str
+    serial: str
+    oob_address: str
+    status: str = DeviceStatus.POWERED
+    face: str = Face.FRONT
+
+
+def _gpu_rack_names() -> list[str]:
+    racks_per_row = GPU_SERVERS // SERVERS_PER_RACK // 2
+    return [f"{row}{pos:02d}" for row in "AB" for pos in range(1, racks_per_row + 1)]
+
+
+NETWORK_RACKS = ["C01", "C02", "C03", "C04"]  # C01-C03: XDR fabric; C04: storage network and storage
+
+
+def demo_rack_plans() -> list[RackPlan]:
+    # Four B300s draw 58 kW; a 75 kW feed leaves 22.7% headroom, the 66 kW one only 12%.
+    gpu = [
+        RackPlan(name, name[0], int(name[1:]), 66_000 if name == OVER_BUDGET_RACK else 75_000)
+        for name in _gpu_rack_names()
+    ]
+    network = [RackPlan(name, "C", int(name[1:]), 32_000) for name in NETWORK_RACKS[:3]]
+    network.append(RackPlan(NETWORK_RACKS[3], "C", 4, 20_000))
+    return gpu + network
+
+
+def _gpu_server_status(number: int) -> str:
+    """Racking is nearly done: most nodes are powered, a few racked, the last four just received."""
+    if number <= 60:
+        return DeviceStatus.POWERED
+    return DeviceStatus.RACKED if number <= 68 else DeviceStatus.RECEIVED
+
+
+def gpu_server_plans() -> list[DevicePlan]:
+    """gpu-001..gpu-072, four to a rack at U3, U13, U23, U33."""
+    racks = _gpu_rack_names()
+    plans = []
+    for index in range(GPU_SERVERS):
+        number = index + 1
+        status = _gpu_server_status(number)
+        plans.append(
+            DevicePlan(
+                name=f"gpu-{number:03d}", model_key="gpu", rack=racks[index // SERVERS_PER_RACK],
+                position_u=3 + 10 * (index % SERVERS_PER_RACK), role=DeviceRole.GPU_NODE,
+                serial=f"B300X{number:06d}", oob_address=f"10.72.1.{number}", status=status,
+            )
+        )
+    return plans
+
+
+def switch_plans() -> list[DevicePlan]:
+    """Every switch and where it sits: XDR leaves and spines, storage and management switches.
+
+    Hand-placed for now; the fabric planner (issue 3) replaces this one function.
+    """
+    plans = []
+    xdr = [(f"ib-leaf-{i:02d}", DeviceRole.LEAF) for i in range(1, LEAVES + 1)]
+    xdr += [(f"ib-spine-{i:02d}", DeviceRole.SPINE) for i in range(1, SPINES + 1)]
+    for index, (name, role) in enumerate(xdr):
+        plans.append(
+            DevicePlan(name, "xdr", NETWORK_RACKS[index // 4], 20 + 4 * (index % 4), role,
+                       f"Q3400X{index + 1:05d}", f"10.72.2.{index + 1}")
+        )
+    for index in range(STORAGE_SWITCHES):
+        plans.append(
+            DevicePlan(f"stor-sw-{index + 1:02d}", "storage_switch", NETWORK_RACKS[3], 30 + 2 * index,
+                       DeviceRole.LEAF, f"SN5610X{index + 1:04d}", f"10.72.3.{index + 1}")
+        )
+    for index, rack in enumerate(NETWORK_RACKS):
+        plans.append(
+            DevicePlan(f"mgmt-sw-{index + 1:02d}", "mgmt_switch", rack, 42, DeviceRole.MGMT_SWITCH,
+                       f"SN2201X{index + 1:04d}", f"10.72.4.{index + 1}")
+        )
+    return plans
+
+
+def storage_server_plans() -> list[DevicePlan]:
+    return [
+        DevicePlan(f"storage-{n:02d}", "storage", NETWORK_RACKS[3], 2 + 2 * (n - 1), DeviceRole.STORAGE_NODE,
+                   f"STG2U{n:06d}", f"10.72.5.{n}")
+        for n in range(1, STORAGE_SERVERS + 1)
+    ]
+
+
+def pdu_plans(racks: list[RackPlan], *, subnet: str) -> list[DevicePlan]:
+    """Two PDUs per rack on feeds A and B (redundant feeds), mounted at the rear at the top."""
+    plans = []
+    for rack_index, rack in enumerate(racks):
+        for feed_index, feed in enumerate("ab"):
+            number = 2 * rack_index + feed_index + 1
+            plans.append(
+                DevicePlan(f"pdu-{rack.name.lower()}-{feed}", "pdu", rack.name, rack.height_u - feed_index,
+                           DeviceRole.PDU, f"PDU3P{subnet.split('.')[1]}{number:05d}", f"{subnet}.{number}",
+                           face=Face.REAR)
+            )
+    return plans
+
+
+@dataclass(frozen=True)
+class OpticStock:
+    """A batch of identical optics in stock; serials are prefix + running number."""
+
+    vendor: str
+    part_number: str
+    form_factor: str
+    speed_gbps: int
+    serial_prefix: str
+    needed: int
+    spares: int
+
+    def serials(self) -> list[str]:
+        return [f"{self.serial_prefix}{n:05d}" for n in range(1, self.needed + self.spares + 1)]
+
+
+# One optic per port it will sit in. Fabric: 576 node-side ports + 1,728 switch ports (1,152 cables).
+NODE_XDR_PORTS = GPU_SERVERS * 8
+SWITCH_XDR_PORTS = FABRIC_LINKS * 2 - NODE_XDR_PORTS
+STORAGE_PORTS = (GPU_SERVERS + STORAGE_SERVERS) * 2
+DEMO_OPTICS = [
+    OpticStock("NVIDIA", "OSFP-800G-XDR-NODE", FormFactor.OSFP, 800, "MT2514XN", NODE_XDR_PORTS, 24),
+    OpticStock("NVIDIA", "OSFP-800G-XDR-TWIN", FormFactor.OSFP, 800, "MT2516XT", SWITCH_XDR_PORTS, 72),
+    # Storage: each SN5610 800G port carries two 400G servers (twin-port 2 x 400G); servers take 400G.
+    OpticStock("NVIDIA", "OSFP-800G-2X400G-TWIN", FormFactor.OSFP, 800, "MT2518ST", STORAGE_PORTS // 2, 4),
+    OpticStock("NVIDIA", "QSFP112-400G-SR4", FormFactor.QSFP112, 400, "MT2520SQ", STORAGE_PORTS, 8),
+]
+LAB_OPTICS = [OpticStock("NVIDIA", "OSFP-400G-NDR", FormFactor.OSFP, 400, "LB2490N", 16, 4)]
+
+# Optics already seated, with DOM readings: gpu-001's eight XDR ports and the leaf ports facing them.
+INSTALLED_OPTICS = [("OSFP-800G-XDR-NODE", "gpu-001", f"ib{i}") for i in range(8)] + [
+    ("OSFP-800G-XDR-TWIN", "ib-leaf-01", f"p{i}") for i in range(1, 9)
+]
+
+
+# --- writes -------------------------------------------------------------------------------------
+
+
+@dataclass
+class DemoLogin:
+    username: str
+    password: str | None  # None: the user existed with a password of their own, which is kept
+    role: str
+    project: str
+
+
+@dataclass
+class DemoResult:
+    created: dict[str, int] = field(default_factory=dict)
+    logins: list[DemoLogin] = field(default_factory=list)
+
+    def count(self, what: str, n: int) -> None:
+        if n:
+            self.created[what] = self.created.get(what, 0) + n
+
+
+def _project_ensure(*, code: str, name: str, customer_name: str, site: str, description: str) -> Project:
+    project = Project.objects.filter(code=code).first()
+    if project:
+        return project
+    today = date.today()
+    project = Project(
+        code=code, name=name, customer_name=customer_name, site=site, description=description,
+        status=ProjectStatus.ACTIVE, start_date=today - timedelta(days=21),
+        target_date=today + timedelta(days=70),
+    )
+    project.full_clean()
+    project.save()
+    return project
+
+
+def _site_ensure(*, project: Project, name: str, address: str) -> Site:
+    site = Site.objects.filter(project=project, name=name).first()
+    if site:
+        return site
+    site = Site(project=project, name=name, address=address)
+    site.full_clean()
+    site.save()
+    return site
+
+
+def _racks_ensure(
+    *, project: Project, site: Site, plans: list[RackPlan], result: DemoResult
+) -> dict[str, Rack]:
+    racks = {rack.name: rack for rack in Rack.objects.filter(project=project)}
+    for plan in plans:
+        if plan.name in racks:
+            continue
+        rack = Rack(
+            project=project, site=site, name=plan.name, row=plan.row, position=plan.position,
+            height_u=plan.height_u, power_budget_w=plan.power_budget_w, status=plan.status,
+        )
+        rack.full_clean()
+        rack.save()
+        racks[rack.name] = rack
+        result.count("racks", 1)
+    return racks
+
+
+def _devices_ensure(
+    *, project: Project, plans: list[DevicePlan], racks: dict[str, Rack], models: dict[str, HardwareModel],
+    result: DemoResult,
+) -> None:
+    existing = set(Device.objects.filter(project=project).values_list("name", flat=True))
+    for plan in plans:
+        if plan.name in existing:
+            continue
+        device_create(
+            project=project, hardware_model=models[plan.model_key], name=plan.name, rack=racks[plan.rack],
+            position_u=plan.position_u, face=plan.face, role=plan.role, serial=plan.serial,
+            oob_address=plan.oob_address, status=plan.status,
+        )
+        result.count("devices", 1)
+
+
+def _optics_ensure(*, project: Project, stock: list[OpticStock], result: DemoResult) -> None:
+    existing = set(Optic.objects.filter(project=project).values_list("serial", flat=True))
+    new = [
+        Optic(project=project, vendor=batch.vendor, part_number=batch.part_number, serial=serial,
+              form_factor=batch.form_factor, speed_gbps=batch.speed_gbps, status=OpticStatus.IN_STOCK)
+        for batch in stock
+        for serial in batch.serials()
+        if serial not in existing
+    ]
+    # Thousands of rows of one shape: validated by construction (unique serials, valid choices).
+    bulk_create_with_history(new, Optic, batch_size=500)
+    result.count("optics", len(new))
+
+
+def _dom_readings(rng: random.Random, lanes: int = 8) -> dict:
+    """Plausible healthy DOM values of an 800G OSFP (8 x 100G PAM4 lanes)."""
+    return {
+        "dom_temperature_c": round(rng.uniform(41.0, 54.0), 1),
+        "dom_voltage_v": round(rng.uniform(3.27, 3.34), 3),
+        "dom_tx_power_dbm": [round(rng.uniform(0.8, 2.6), 2) for _ in range(lanes)],
+        "dom_rx_power_dbm": [round(rng.uniform(-0.9, 2.1), 2) for _ in range(lanes)],
+        "dom_bias_ma": [round(rng.uniform(6.5, 8.8), 2) for _ in range(lanes)],
+    }
+
+
+def _optics_install_samples(*, project: Project, result: DemoResult) -> None:
+    rng = random.Random(72)  # fixed seed: the same demo every time
+    for part_number, device_name, port_name in INSTALLED_OPTICS:
+        readings = _dom_readings(rng)
+        port = Port.objects.select_related("device").filter(
+            device__project=project, device__name=device_name, name=port_name
+        ).first()
+        if port is None or Optic.objects.filter(port=port).exists():
+            continue
+        optic = (
+            Optic.objects.filter(project=project, part_number=part_number, status=OpticStatus.IN_STOCK)
+            .order_by("serial")
+            .first()
+        )
+        if optic is None:  # the stock of this part ran out (someone installed them all)
+            continue
+        for name, value in readings.items():
+            setattr(optic, name, value)
+        optic.dom_read_at = timezone.now()
+        optic_install(optic=optic, port=port)
+        result.count("optics installed", 1)
+
+
+@dataclass(frozen=True)
+class UserPlan:
+    username: str
+    first_name: str
+    last_name: str
+    project: str | None
+    role: str | None
+    is_superuser: bool = False
+
+
+DEMO_USERS = [
+    UserPlan("manager", "Mei", "Lin", DEMO_CODE, Role.MANAGER),
+    UserPlan("technician", "Tomas", "Ruiz", DEMO_CODE, Role.TECHNICIAN),
+    UserPlan("customer", "Claire", "Dubois", DEMO_CODE, Role.CUSTOMER),
+    UserPlan("other-customer", "Omar", "Haddad", LAB_CODE, Role.CUSTOMER),
+    UserPlan("admin", "", "", None, None, is_superuser=True),
+]
+
+
+def _users_ensure(*, projects: dict[str, Project], result: DemoResult) -> None:
+    User = get_user_model()
+    for plan in DEMO_USERS:
+        is_new = not User.objects.filter(username=plan.username).exists()
+        user = user_ensure(username=plan.username, password=DEMO_PASSWORD, first_name=plan.first_name,
+                           last_name=plan.last_name)
+        if plan.is_superuser and not (user.is_staff and user.is_superuser):
+            user.is_staff = user.is_superuser = True
+            user.save(update_fields=["is_staff", "is_superuser"])
+        if plan.project:
+            project = projects[plan.project]
+            memberships = Membership.objects.filter(user=user, project=project)
+            current = memberships.values_list("role", flat=True).first()
+            if current != plan.role:
+                membership_set(project=project, user=user, role=plan.role)
+                result.count("memberships", 1)
+        result.count("users", int(is_new))
+        role = "staff superuser" if plan.is_superuser else plan.role
+        # Asked every run, so a second `make run` still prints the logins that work.
+        password = DEMO_PASSWORD if is_new or user.check_password(DEMO_PASSWORD) else None
+        result.logins.append(DemoLogin(plan.username, password, role, plan.project or "all projects"))
+
+
+def _build_demo72(models: dict[str, HardwareModel], result: DemoResult) -> Project:
+    project = _project_ensure(
+        code=DEMO_CODE, name="72-node B300 post-training cluster", customer_name="Example Security AI Lab",
+        site="DC1 Hall 3",
+        description="72 B300 nodes (576 GPUs) on a 4-plane 800G XDR fabric of 12 Quantum-X800 switches, "
+        "400G RoCE storage network with 6 storage servers (1 PB).",
+    )
+    site = _site_ensure(project=project, name="DC1 Hall 3", address="Example Data Centre 1, Hall 3")
+    rack_plans = demo_rack_plans()
+    racks = _racks_ensure(project=project, site=site, plans=rack_plans, result=result)
+    pdus = pdu_plans(rack_plans, subnet="10.72.6")
+    plans = [*gpu_server_plans(), *switch_plans(), *storage_server_plans(), *pdus]
+    _devices_ensure(project=project, plans=plans, racks=racks, models=models, result=result)
+    _optics_ensure(project=project, stock=DEMO_OPTICS, result=result)
+    _optics_install_samples(project=project, result=result)
+    return project
+
+
+def _build_lab8(models: dict[str, HardwareModel], result: DemoResult) -> Project:
+    project = _project_ensure(
+        code=LAB_CODE, name="8-node lab cluster", customer_name="Other Research Co", site="Lab building 2",
+        description="A small second project: its customer must see nothing of DEMO-72.",
+    )
+    site = _site_ensure(project=project, name="Lab building 2", address="Other Research Co campus")
+    rack_plans = [RackPlan("L01", "L", 1, 84_000)]  # 8 x 8 kW = 64 kW: 23.8% headroom
+    racks = _racks_ensure(project=project, site=site, plans=rack_plans, result=result)
+    servers = [
+        DevicePlan(f"lab-gpu-{n:02d}", "lab_gpu", "L01", 3 + 4 * (n - 1), DeviceRole.GPU_NODE, f"LC4U{n:06d}",
+                   f"10.8.1.{n}", status=DeviceStatus.READY)
+        for n in range(1, 9)
+    ]
+    plans = servers + pdu_plans(rack_plans, subnet="10.8.6")
+    _devices_ensure(project=project, plans=plans, racks=racks, models=models, result=result)
+    _optics_ensure(project=project, stock=LAB_OPTICS, result=result)
+    return project
+
+
+@transaction.atomic
+def build_demo() -> DemoResult:
+    """Create whatever of the demo is missing; return what was created and the demo logins."""
+    result = DemoResult()
+    models = catalogue_ensure()
+    projects = {DEMO_CODE: _build_demo72(models, result), LAB_CODE: _build_lab8(models, result)}
+    _users_ensure(projects=projects, result=result)
+    return result

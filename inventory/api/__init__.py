@@ -1,0 +1,1 @@
+"""The inventory REST API: viewsets register themselves on the project router (bringup/api_urls.py)."""

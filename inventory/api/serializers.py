@@ -1,0 +1,437 @@
+"""Serializers of the inventory API.
+
+Rows name their relations the way people do: a project by code, a site or rack by name within the
+row's own project, a hardware model by part number. A rack of another project is simply not found in
+this one, so a payload cannot link across projects, and an outsider learns nothing from the error.
+Ports, NICs and optics point at devices and ports by id, because those names are only unique within a
+project or a device.
+
+Writes run the model's full_clean() (devices and optics go through inventory.services), and every
+Django ValidationError or IntegrityError becomes a 400 naming the field, never a 500.
+"""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError, transaction
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+from rest_framework.settings import api_settings
+
+from delivery.access import scope_to_user, visible_projects
+from delivery.api.serializers import VisibleProjectField
+from delivery.models import Project
+from inventory import services
+from inventory.choices import HardwareKind, OpticStatus, PortKind
+from inventory.models import (
+    Device,
+    HardwareModel,
+    Nic,
+    NicTemplate,
+    Optic,
+    Port,
+    PortTemplate,
+    Rack,
+    Site,
+)
+from inventory.selectors import is_power_flagged, power_headroom
+
+# "UNIQUE constraint failed: inventory_rack.project_id, inventory_rack.name" (SQLite) or
+# "DETAIL:  Key (project_id, name)=(1, R1) already exists." (PostgreSQL): the columns at fault.
+_INTEGRITY_COLUMNS = re.compile(r"(?:constraint failed: ([^\n]+))|(?:Key \(([^)]+)\)=)")
+
+
+def _blamed_field(exc: IntegrityError, fields) -> str:
+    """The serializer field an integrity error is about: the last offending column that the payload
+    sets (project_id, name -> name), or the non-field key."""
+    match = _INTEGRITY_COLUMNS.search(str(exc))
+    if match:
+        columns = [c.strip().rsplit(".", 1)[-1] for c in (match.group(1) or match.group(2)).split(",")]
+        for column in reversed(columns):
+            name = column.removesuffix("_id")
+            if name in fields and name != "project":
+                return name
+    return api_settings.NON_FIELD_ERRORS_KEY
+
+
+@contextmanager
+def django_errors_as_400(fields):
+    """Turn the model layer's refusals into DRF's field-keyed 400s."""
+    try:
+        yield
+    except DjangoValidationError as exc:
+        detail = serializers.as_serializer_error(exc)
+        if NON_FIELD_ERRORS in detail:
+            detail[api_settings.NON_FIELD_ERRORS_KEY] = detail.pop(NON_FIELD_ERRORS)
+        raise serializers.ValidationError(detail) from exc
+    except IntegrityError as exc:
+        # Only a race gets here: the same rules are checked first in validate() and full_clean().
+        field = _blamed_field(exc, fields)
+        message = "Conflicts with a row saved at the same moment; retry."
+        raise serializers.ValidationError({field: [message]}) from exc
+
+
+def _named_enum_field(choices) -> type[serializers.ChoiceField]:
+    """A ChoiceField whose OpenAPI enum is a component named after its choices class. HardwareKind
+    and PortKind are both served as `kind`, which drf-spectacular could otherwise only tell apart by
+    a hash (and warn about)."""
+    schema = {
+        "type": "string",
+        "enum": list(choices.values),
+        "description": "\n".join(f"* `{value}` - {label}" for value, label in choices.choices),
+    }
+    field_class = type(f"{choices.__name__}Field", (serializers.ChoiceField,), {})
+    return extend_schema_field(schema, component_name=f"{choices.__name__}Enum")(field_class)
+
+
+HardwareKindField = _named_enum_field(HardwareKind)
+PortKindField = _named_enum_field(PortKind)
+
+
+class InProjectSlugField(serializers.SlugRelatedField):
+    """A related row named by its natural key, looked up only within the project of the row being
+    written (the parent serializer's target_project())."""
+
+    def get_queryset(self):
+        project = self.parent.target_project()
+        queryset = super().get_queryset()
+        return queryset.filter(project=project) if project is not None else queryset.none()
+
+
+class CleanModelSerializer(serializers.ModelSerializer):
+    """Plain writes through the model's full_clean(), so the model's own rules answer with a 400."""
+
+    def get_validators(self):
+        # DRF would check multi-column unique constraints with a non-field "must make a unique set";
+        # validate() checks them instead, with a message on the field the user should change.
+        return []
+
+    def create(self, validated_data):
+        return self.save_clean(self.Meta.model(**validated_data))
+
+    def update(self, instance, validated_data):
+        for name, value in validated_data.items():
+            setattr(instance, name, value)
+        return self.save_clean(instance)
+
+    def save_clean(self, instance):
+        with django_errors_as_400(self.fields), transaction.atomic():
+            instance.full_clean()
+            instance.save()
+        return instance
+
+    def unchanged_on_update(self, attrs, field: str, message: str) -> None:
+        if self.instance is not None and field in attrs and attrs[field] != getattr(self.instance, field):
+            raise serializers.ValidationError({field: message})
+
+    def refuse_duplicate(self, attrs, queryset, field: str, message: str) -> None:
+        """A field-named 400 for a unique rule, before the database would refuse the row."""
+        value = attrs.get(field, getattr(self.instance, field, None))
+        if value in (None, ""):
+            return
+        if self.instance is not None:
+            queryset = queryset.exclude(pk=self.instance.pk)
+        if queryset.filter(**{field: value}).exists():
+            raise serializers.ValidationError({field: message.format(value=value)})
+
+
+class ProjectRowSerializer(CleanModelSerializer):
+    """Rows owned directly by a project (sites, racks, devices, optics). The project is given by code
+    on create and cannot change afterwards."""
+
+    project = VisibleProjectField()
+
+    def target_project(self) -> Project | None:
+        """The project this write lands in: the row's own on update, the payload's on create."""
+        if self.instance is not None:
+            return self.instance.project
+        if not hasattr(self, "_target_project"):
+            code = self.initial_data.get("project") if hasattr(self.initial_data, "get") else None
+            user = self.context["request"].user
+            self._target_project = visible_projects(user).filter(code=code).first() if code else None
+        return self._target_project
+
+    def validate(self, attrs):
+        self.unchanged_on_update(attrs, "project", "A row cannot move to another project.")
+        return attrs
+
+    def siblings(self, model):
+        """Rows of the same model in the target project, for uniqueness checks."""
+        return model.objects.filter(project=self.target_project())
+
+
+class SiteSerializer(ProjectRowSerializer):
+    class Meta:
+        model = Site
+        fields = ["id", "project", "name", "address"]
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        self.refuse_duplicate(
+            attrs, self.siblings(Site), "name", "A site named {value} already exists in this project."
+        )
+        return attrs
+
+
+class RackSerializer(ProjectRowSerializer):
+    site = InProjectSlugField(
+        slug_field="name", queryset=Site.objects.all(),
+        error_messages={"does_not_exist": "No site named “{value}” in this project."},
+    )
+    device_count = serializers.IntegerField(read_only=True)
+    power_used_w = serializers.IntegerField(
+        read_only=True, help_text="Sum of the devices' nameplate maximum, in W."
+    )
+    headroom = serializers.SerializerMethodField(help_text="Share of the budget left free (0.25 = 25%).")
+    power_flagged = serializers.SerializerMethodField(help_text="Less headroom than the 20% rule asks.")
+
+    class Meta:
+        model = Rack
+        fields = [
+            "id", "project", "site", "name", "row", "position", "height_u", "status",
+            "power_budget_w", "power_used_w", "headroom", "power_flagged", "device_count",
+        ]
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_headroom(self, rack) -> float | None:
+        return power_headroom(used_w=rack.power_used_w, budget_w=rack.power_budget_w)
+
+    def get_power_flagged(self, rack) -> bool:
+        return is_power_flagged(used_w=rack.power_used_w, budget_w=rack.power_budget_w)
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        self.refuse_duplicate(
+            attrs, self.siblings(Rack), "name", "A rack named {value} already exists in this project."
+        )
+        site = attrs.get("site", getattr(self.instance, "site", None))
+        row = attrs.get("row", getattr(self.instance, "row", None))
+        self.refuse_duplicate(
+            attrs, Rack.objects.filter(site=site, row=row), "position",
+            "Position {value} of this row is already taken by another rack.",
+        )
+        return attrs
+
+
+class NicTemplateSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = NicTemplate
+        fields = ["slot", "model", "part_number"]
+
+
+class PortTemplateSerializer(serializers.ModelSerializer):
+    kind = PortKindField(choices=PortKind.choices, read_only=True)
+    nic_slot = serializers.CharField(
+        source="nic_template.slot", read_only=True, allow_null=True, default=None
+    )
+
+    class Meta:
+        model = PortTemplate
+        fields = [
+            "name", "kind", "speed_gbps", "network", "breakout_lanes", "lane_speed_gbps", "planes_per_lane",
+            "nic_slot",
+        ]
+
+
+class HardwareModelSerializer(CleanModelSerializer):
+    kind = HardwareKindField(choices=HardwareKind.choices)
+    port_count = serializers.IntegerField(read_only=True, help_text="Physical port templates.")
+
+    class Meta:
+        model = HardwareModel
+        fields = ["id", "vendor", "model", "part_number", "kind", "height_u", "max_power_w", "is_full_depth",
+                  "port_count"]
+
+
+class HardwareModelDetailSerializer(HardwareModelSerializer):
+    """The catalogue entry with the NICs and ports a device of this model gets (edited in the admin)."""
+
+    nic_templates = NicTemplateSerializer(many=True, read_only=True)
+    port_templates = PortTemplateSerializer(many=True, read_only=True)
+
+    class Meta(HardwareModelSerializer.Meta):
+        fields = HardwareModelSerializer.Meta.fields + ["nic_templates", "port_templates"]
+
+
+class DeviceSerializer(ProjectRowSerializer):
+    hardware_model = serializers.SlugRelatedField(
+        slug_field="part_number", queryset=HardwareModel.objects.all()
+    )
+    rack = InProjectSlugField(
+        slug_field="name", queryset=Rack.objects.all(), required=False, allow_null=True,
+        error_messages={"does_not_exist": "No rack named “{value}” in this project."},
+    )
+    port_count = serializers.IntegerField(read_only=True, help_text="Physical ports (lanes not counted).")
+    lane_count = serializers.IntegerField(read_only=True, help_text="Breakout lanes.")
+
+    class Meta:
+        model = Device
+        fields = [
+            "id", "project", "name", "hardware_model", "rack", "position_u", "face", "role", "serial",
+            "asset_tag", "oob_address", "status", "port_count", "lane_count",
+        ]
+        extra_kwargs = {"position_u": {"min_value": 1}}
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        # Its NICs and ports were made from the model's templates; another model needs a new device.
+        self.unchanged_on_update(
+            attrs, "hardware_model", "The hardware model of an existing device cannot change."
+        )
+        devices = self.siblings(Device)
+        self.refuse_duplicate(attrs, devices, "name", "A device named {value} already exists in the project.")
+        self.refuse_duplicate(attrs, devices, "serial", "Serial {value} is already used by another device.")
+        return attrs
+
+    def create(self, validated_data):
+        with django_errors_as_400(self.fields):
+            return services.device_create(**validated_data)
+
+    def update(self, instance, validated_data):
+        with django_errors_as_400(self.fields):
+            return services.device_update(device=instance, **validated_data)
+
+
+class VisibleRowField(serializers.PrimaryKeyRelatedField):
+    """A related row by id, chosen among the rows of the requesting user's projects, so an outsider's
+    id gets the same 'does not exist' as a missing one."""
+
+    def __init__(self, project_path: str = "project", **kwargs):
+        self.project_path = project_path
+        super().__init__(**kwargs)
+
+    def get_queryset(self):
+        return scope_to_user(super().get_queryset(), self.context["request"].user, self.project_path)
+
+
+class DevicePartSerializer(CleanModelSerializer):
+    """NICs and ports: they belong to one device for good."""
+
+    device = VisibleRowField(queryset=Device.objects.all())
+    device_name = serializers.CharField(source="device.name", read_only=True)
+
+    def validate(self, attrs):
+        self.unchanged_on_update(attrs, "device", "A NIC or port cannot move to another device.")
+        return attrs
+
+    def target_device(self, attrs) -> Device:
+        return attrs.get("device", getattr(self.instance, "device", None))
+
+    def same_device(self, attrs, field: str, message: str) -> None:
+        related = attrs.get(field)
+        if related is not None and related.device_id != self.target_device(attrs).pk:
+            raise serializers.ValidationError({field: message})
+
+
+class NicSerializer(DevicePartSerializer):
+    class Meta:
+        model = Nic
+        fields = [
+            "id", "device", "device_name", "slot", "model", "part_number", "serial", "firmware", "guid_mac",
+        ]
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        self.refuse_duplicate(
+            attrs, Nic.objects.filter(device=self.target_device(attrs)), "slot",
+            "The device already has a NIC in slot {value}.",
+        )
+        return attrs
+
+
+class PortSerializer(DevicePartSerializer):
+    kind = PortKindField(choices=PortKind.choices)
+    nic = VisibleRowField(
+        project_path="device__project", queryset=Nic.objects.all(), required=False, allow_null=True
+    )
+    nic_slot = serializers.CharField(source="nic.slot", read_only=True, allow_null=True, default=None)
+    parent = VisibleRowField(
+        project_path="device__project", queryset=Port.objects.all(), required=False, allow_null=True,
+        help_text="The physical port this breakout lane belongs to.",
+    )
+
+    class Meta:
+        model = Port
+        fields = [
+            "id", "device", "device_name", "nic", "nic_slot", "parent", "lane", "plane", "name", "kind",
+            "speed_gbps", "network", "guid_mac", "status",
+        ]
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        self.same_device(attrs, "nic", "The NIC belongs to another device.")
+        self.same_device(attrs, "parent", "A lane belongs to a port of the same device.")
+        parent = attrs.get("parent", getattr(self.instance, "parent", None))
+        lane = attrs.get("lane", getattr(self.instance, "lane", None))
+        if (parent is None) != (lane is None):
+            message = "A breakout lane has both a parent port and a lane number."
+            raise serializers.ValidationError({"lane": message})
+        self.refuse_duplicate(
+            attrs, Port.objects.filter(device=self.target_device(attrs)), "name",
+            "The device already has a port named {value}.",
+        )
+        return attrs
+
+
+class OpticSerializer(ProjectRowSerializer):
+    port = VisibleRowField(
+        project_path="device__project", queryset=Port.objects.all(), required=False, allow_null=True,
+        help_text="The port (id) the optic sits in; null to take it out.",
+    )
+    device = serializers.CharField(source="port.device.name", read_only=True, allow_null=True, default=None)
+    port_name = serializers.CharField(source="port.name", read_only=True, allow_null=True, default=None)
+
+    class Meta:
+        model = Optic
+        # DOM readings come from the link checks, not from hand edits.
+        read_only_fields = [
+            "dom_temperature_c", "dom_voltage_v", "dom_tx_power_dbm", "dom_rx_power_dbm", "dom_bias_ma",
+            "dom_read_at",
+        ]
+        fields = [
+            "id", "project", "vendor", "part_number", "serial", "form_factor", "speed_gbps", "port", "device",
+            "port_name", "status", *read_only_fields,
+        ]
+
+    def validate(self, attrs):
+        attrs = super().validate(attrs)
+        self.refuse_duplicate(
+            attrs, self.siblings(Optic), "serial", "Serial {value} is already used by another optic."
+        )
+        port = attrs.get("port")
+        if port is not None:
+            if port.device.project_id != self.target_project().pk:
+                raise serializers.ValidationError({"port": "The port belongs to another project."})
+            if attrs.get("status", OpticStatus.INSTALLED) != OpticStatus.INSTALLED:
+                raise serializers.ValidationError({"status": "An optic in a port is installed."})
+        return attrs
+
+    def create(self, validated_data):
+        return self._write(Optic(), validated_data)
+
+    def update(self, instance, validated_data):
+        return self._write(instance, validated_data)
+
+    def _write(self, optic: Optic, validated_data) -> Optic:
+        """Seating and removing go through the services, which keep one optic per port and the
+        status in step with the port."""
+        takes_out = "port" in validated_data and validated_data["port"] is None and optic.port_id is not None
+        port = validated_data.pop("port", None)
+        status = validated_data.pop("status", None)
+        for name, value in validated_data.items():
+            setattr(optic, name, value)
+        with django_errors_as_400(self.fields), transaction.atomic():
+            if port is not None:
+                return services.optic_install(optic=optic, port=port)
+            if takes_out:
+                return services.optic_remove(optic=optic, status=status or OpticStatus.IN_STOCK)
+            if status is not None:
+                optic.status = status
+            optic.full_clean()
+            optic.save()
+        return optic
+

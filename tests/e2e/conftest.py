@@ -1,0 +1,86 @@
+"""Browser-test harness: Playwright for Python (sync API) driving Debian's Chromium, headless,
+against pytest-django's live_server. Later issues add their flows under tests/e2e/.
+
+Without /usr/bin/chromium (or Playwright) the browser tests are skipped on a developer's machine and
+fail in CI, where REQUIRE_SERVICES=1 says everything must be there.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+TEST_PASSWORD = "pw-for-tests-1"  # tests.factories.UserFactory's password
+TIMEOUT_MS = 15_000
+
+
+def _missing_browser() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is not installed (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install -e '.[test]')"
+    return None
+
+
+@pytest.fixture(scope="package")
+def _allow_sync_orm_beside_playwright() -> Iterator[None]:
+    """Playwright's sync API keeps an asyncio loop running in this thread, and Django refuses ORM
+    calls from a thread with a running loop. The tests themselves are plain synchronous code, so the
+    check is switched off, for the browser tests only (package scope: restored after tests/e2e)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        yield
+
+
+@pytest.fixture(scope="package")
+def browser(_allow_sync_orm_beside_playwright):
+    reason = _missing_browser()
+    if reason:
+        if os.environ.get("REQUIRE_SERVICES") == "1":
+            pytest.fail(f"REQUIRE_SERVICES=1 but {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page_for(browser, live_server) -> Iterator[Callable]:
+    """`page_for(user)` logs the user in through the real login form in a fresh browser context and
+    returns the page where the login landed."""
+    contexts = []
+
+    def log_in(user, password: str = TEST_PASSWORD, next_url: str = ""):
+        context = browser.new_context(base_url=live_server.url)
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto(f"/login/?next={next_url}" if next_url else "/login/")
+        page.get_by_label("Username").fill(user.get_username())
+        page.get_by_label("Password").fill(password)
+        page.get_by_role("button", name="Log in").click()
+        page.wait_for_load_state()
+        if page.url.rstrip("/").endswith("/login") or "/login/?" in page.url:
+            raise AssertionError(f"Logging in as {user.get_username()} failed: still on {page.url}")
+        return page
+
+    yield log_in
+    for context in contexts:
+        context.close()
