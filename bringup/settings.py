@@ -110,8 +110,9 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 
 # Celery: Redis broker when configured; otherwise every task runs eagerly in the web process so a
 # newcomer needs nothing but Python. Long work keeps its own status row, so no result backend.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_ALWAYS_EAGER = not os.environ.get("CELERY_BROKER_URL")
+# An eager set-up never talks to a broker; "memory://" keeps kombu from asking for a hostname.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -149,6 +150,17 @@ AXES_RESET_ON_SUCCESS = True
 # Rack power rule: a rack whose devices' maximum power leaves less than this share of its
 # budget free is flagged (DOMAIN.md: at least 20% headroom).
 RACK_POWER_HEADROOM = float(os.environ.get("RACK_POWER_HEADROOM", "0.20"))
+
+# Running checks on nodes (validation runners). SSH keys and known_hosts are files on the worker.
+VALIDATION_SSH_USER = os.environ.get("VALIDATION_SSH_USER", "")
+VALIDATION_SSH_PORT = int(os.environ.get("VALIDATION_SSH_PORT", "22"))
+VALIDATION_SSH_KEY_FILES = [f for f in os.environ.get("VALIDATION_SSH_KEY_FILES", "").split(",") if f]
+VALIDATION_SSH_KNOWN_HOSTS = os.environ.get("VALIDATION_SSH_KNOWN_HOSTS", "")
+VALIDATION_SSH_CONNECT_TIMEOUT = float(os.environ.get("VALIDATION_SSH_CONNECT_TIMEOUT", "10"))
+# Transient runner errors (connection refused, time-outs) retry with exponential backoff.
+VALIDATION_MAX_RETRIES = int(os.environ.get("VALIDATION_MAX_RETRIES", "3"))
+VALIDATION_RETRY_BASE_S = float(os.environ.get("VALIDATION_RETRY_BASE_S", "5"))
+VALIDATION_RETRY_MAX_S = float(os.environ.get("VALIDATION_RETRY_MAX_S", "300"))
 
 LOGGING = {
     "version": 1,

@@ -18,12 +18,13 @@ from .models import Membership, Project
 class Capability(Enum):
     VIEW = "view"
     EDIT_INVENTORY = "edit_inventory"  # racks, devices, NICs, ports, optics, imports
+    RUN_CHECKS = "run_checks"  # start, cancel and re-run check runs; upload tool outputs
     MANAGE_PROJECT = "manage_project"  # memberships, project settings
 
 
 ROLE_CAPABILITIES: dict[str, frozenset[Capability]] = {
     Role.MANAGER: frozenset(Capability),
-    Role.TECHNICIAN: frozenset({Capability.VIEW, Capability.EDIT_INVENTORY}),
+    Role.TECHNICIAN: frozenset({Capability.VIEW, Capability.EDIT_INVENTORY, Capability.RUN_CHECKS}),
     Role.CUSTOMER: frozenset({Capability.VIEW}),
 }
 

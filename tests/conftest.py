@@ -90,3 +90,47 @@ def api_for():
         return api
 
     return login
+
+
+@pytest.fixture
+def real_celery_worker():
+    """A real Celery worker consuming from the broker in CELERY_BROKER_URL (Redis in CI), in a thread of
+    this process so it shares the test database; use it with `django_db(transaction=True)` so the worker
+    sees committed rows. It consumes a queue named for this test alone, so no other worker on the same
+    Redis takes these tasks, nor this one theirs. Skipped without a broker, a failure under
+    REQUIRE_SERVICES=1."""
+    import uuid
+
+    from celery.contrib.testing.worker import start_worker
+    from celery.signals import task_postrun
+    from django.db import connections
+
+    from bringup.celery import app
+
+    if not os.environ.get("CELERY_BROKER_URL"):
+        if REQUIRE_SERVICES:
+            pytest.fail("REQUIRE_SERVICES=1 but CELERY_BROKER_URL is not set: the real-worker tests must run")
+        pytest.skip("CELERY_BROKER_URL is not set (e.g. redis://127.0.0.1:6379/0)")
+
+    queue = f"bringup-test-{uuid.uuid4().hex[:12]}"
+    previous = (app.conf.task_always_eager, app.conf.task_default_queue)
+    app.conf.task_always_eager = False
+    app.conf.task_default_queue = queue  # what .delay() routes to; read by celery at send time
+
+    def close_connections(**kwargs):
+        # A `celery worker` process gets this from celery's Django fixup; the embedded worker does not,
+        # and a connection left open would keep PostgreSQL from dropping the test database.
+        connections.close_all()
+
+    task_postrun.connect(close_connections, weak=False)
+    try:
+        with start_worker(app, queues=[queue], pool="solo", perform_ping_check=False, shutdown_timeout=30) as w:
+            yield w
+    finally:
+        task_postrun.disconnect(close_connections)
+        app.conf.task_always_eager, app.conf.task_default_queue = previous
+        with app.connection_for_write() as connection:  # leave nothing of this run in Redis
+            channel = connection.default_channel
+            channel.queue_delete(queue)
+            # kombu's Redis transport keeps the queue's binding sets; they are ours, named after the queue.
+            channel.client.delete(f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")

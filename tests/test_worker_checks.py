@@ -1,0 +1,74 @@
+"""Check runs through Redis and a real Celery worker, with the simulated runner: the dispatcher, the
+per-target tasks, the rounds of a bandwidth matrix and a retried transient error all travel the broker.
+
+Runs when CELERY_BROKER_URL is set (skipped otherwise; a failure under REQUIRE_SERVICES=1). The worker
+is celery.contrib.testing's embedded worker in a thread of this process, so it shares the test
+database; it consumes a queue named for this test only, so no other worker takes these tasks.
+"""
+
+import time
+
+import pytest
+from django.db import OperationalError
+
+from bringup.celery import app
+from validation import services
+from validation.choices import CheckKind, ResultStatus, RunStatus, Verdict
+from validation.models import CheckRun
+from validation.runners import plan_faults
+
+from .validation.conftest import make_gpu_nodes
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+WAIT_SECONDS = 90
+
+
+def wait_until_finished(run_id: int) -> CheckRun:
+    deadline = time.monotonic() + WAIT_SECONDS
+    run = None
+    while time.monotonic() < deadline:
+        try:
+            run = CheckRun.objects.get(pk=run_id)
+        except OperationalError:  # SQLite: the worker holds the database for a moment
+            run = None
+        if run is not None and run.is_finished:
+            return run
+        time.sleep(0.1)
+    pytest.fail(
+        f"run {run_id} did not finish within {WAIT_SECONDS}s (last: {run and (run.status, run.done)})"
+    )
+
+
+def test_check_runs_through_redis_and_a_real_worker(real_celery_worker, project, settings):
+    settings.VALIDATION_RETRY_BASE_S = 0.2  # a real countdown through the broker, kept short
+    assert not app.conf.task_always_eager
+    nodes = make_gpu_nodes(project, 4)
+    faults = plan_faults(services.sim_cluster_for(project), 5)
+
+    link = services.check_run_start(project=project, kind=CheckKind.LINK_HEALTH, options={"seed": 5})
+    link = wait_until_finished(link.pk)
+    assert (link.status, link.done, link.total) == (RunStatus.DONE, 32, 32)
+    failed = {(r.device.name, f"mlx5_{r.port.name[2:]}") for r in link.results.exclude(verdict=Verdict.PASS)}
+    assert failed == {faults.dirty_fiber, faults.hot_optic}
+
+    matrix = services.check_run_start(project=project, kind=CheckKind.BANDWIDTH_MATRIX, options={"seed": 5})
+    matrix = wait_until_finished(matrix.pk)
+    assert (matrix.status, matrix.done, matrix.total) == (RunStatus.DONE, 6, 6)
+    slow = faults.slow_gpu_rdma_node
+    for result in matrix.results.select_related("device", "peer_device"):
+        involved = slow in (result.device.name, result.peer_device.name)
+        assert (result.verdict == Verdict.FAIL) == involved, result.target_key
+    assert matrix.current_round == 2  # three rounds of two pairs, handed out one after another
+    assert f"{slow} is the likely cause" in matrix.log
+
+    flaky = nodes[1].name
+    inventory = services.check_run_start(
+        project=project, kind=CheckKind.NODE_INVENTORY, options={"seed": 5, "flaky_hosts": {flaky: 1}}
+    )
+    inventory = wait_until_finished(inventory.pk)
+    assert inventory.status == RunStatus.DONE
+    retried = inventory.results.get(target_key=flaky)
+    assert (retried.status, retried.verdict, retried.attempt) == (ResultStatus.DONE, Verdict.PASS, 2)
+    assert f"{flaky}: {flaky}:22: Connection refused (attempt 1); retry 1 of 3" in inventory.log
+    assert inventory.results.count() == 4

@@ -1,0 +1,37 @@
+"""Fixtures for the validation engine's tests: a small GPU cluster built through the real inventory
+service (so every node has 8 ConnectX-8 rails of 4 x 200G lanes, from the templates)."""
+
+from pathlib import Path
+
+import pytest
+
+from inventory.choices import DeviceRole
+from inventory.services import device_create
+from tests.factories import gpu_server_model
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tool-outputs"
+SHARED_FIXTURES = Path("/work/shared/fixtures/tool-outputs")
+
+
+def fixture_text(name: str) -> str:
+    """A real tool output from tests/fixtures (or the shared copy while the repo's is not there yet)."""
+    path = FIXTURES / name
+    if not path.exists():
+        path = SHARED_FIXTURES / name
+    return path.read_text()
+
+
+def make_gpu_nodes(project, count: int, *, prefix: str = "gpu"):
+    model = gpu_server_model()
+    return [
+        device_create(
+            project=project, hardware_model=model, name=f"{prefix}-{i:03d}", role=DeviceRole.GPU_NODE
+        )
+        for i in range(1, count + 1)
+    ]
+
+
+@pytest.fixture
+def gpu_nodes(project):
+    """Four GPU nodes: enough for pairs, rounds and two NCCL groups."""
+    return make_gpu_nodes(project, 4)

@@ -1,0 +1,60 @@
+from django.db import models
+
+from .criteria import Outcome
+
+
+class CheckKind(models.TextChoices):
+    LINK_HEALTH = "link_health", "Link health (mlxlink)"
+    CPU_BANDWIDTH = "cpu_bw", "CPU-path bandwidth (ib_write_bw)"
+    GPU_RDMA = "gpu_rdma", "GPU RDMA bandwidth (ib_write_bw --use_cuda)"
+    BANDWIDTH_MATRIX = "bw_matrix", "Bandwidth matrix (pairwise ib_write_bw)"
+    NCCL = "nccl", "NCCL all_reduce_perf"
+    NODE_INVENTORY = "node_inventory", "Node inventory (driver, firmware, libraries)"
+    SOAK = "soak", "Soak (counter sampling)"
+
+
+class RunStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class ResultStatus(models.TextChoices):
+    """Where one target of a run stands. A target is finished once done, errored or cancelled."""
+
+    PENDING = "pending", "Pending"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    ERROR = "error", "Error (could not measure)"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+FINISHED_RESULT_STATUSES = (ResultStatus.DONE, ResultStatus.ERROR, ResultStatus.CANCELLED)
+FINISHED_RUN_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
+
+
+class Verdict(models.TextChoices):
+    # The pure criteria module owns the outcome values; these labels are what pages show.
+    PASS = Outcome.PASS.value, "Pass"
+    WARN = Outcome.WARN.value, "Warn"
+    FAIL = Outcome.FAIL.value, "Fail"
+    ERROR = Outcome.ERROR.value, "Error (could not measure)"
+
+
+class RunnerKind(models.TextChoices):
+    SIMULATED = "simulated", "Simulated (demo cluster)"
+    LOCAL = "local", "Local subprocess"
+    SSH = "ssh", "SSH"
+
+
+class NcclLauncher(models.TextChoices):
+    MPIRUN = "mpirun", "mpirun (Open MPI)"
+    SRUN = "srun", "srun (Slurm)"
+
+
+class UploadStatus(models.TextChoices):
+    QUEUED = "queued", "Queued"
+    PARSED = "parsed", "Parsed"
+    FAILED = "failed", "Failed"

@@ -1,0 +1,208 @@
+"""Acceptance profiles, check runs and their per-target results.
+
+A check run is a row a page can poll: status, progress, who asked, a log. Each target it covers
+(a port, a node pair, a node, the cluster) is one CheckResult created when the run starts, so a
+redelivered task updates its own row instead of adding one: (run, target_key) is unique.
+"""
+
+import dataclasses
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F, Q
+from simple_history.models import HistoricalRecords
+
+from cabling.models import Cable
+from delivery.models import Project
+from inventory.models import Device, Optic, Port
+
+from . import criteria
+from .choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+
+_DEFAULTS = criteria.Profile()
+_FRACTION = [MinValueValidator(0.0), MaxValueValidator(1.0)]
+_POSITIVE = [MinValueValidator(0.0)]
+# Results outlive what they measured: a swapped optic or a removed device keeps its history.
+_OPTIONAL = dict(on_delete=models.SET_NULL, null=True, blank=True)
+
+
+class AcceptanceProfile(models.Model):
+    """The thresholds one project's results are judged by; created with the defaults on first use
+    and editable by the project's managers (services.acceptance_profile_update)."""
+
+    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="acceptance_profile")
+    effective_ber_warn = models.FloatField(default=_DEFAULTS.effective_ber_warn, validators=_POSITIVE)
+    effective_ber_fail = models.FloatField(default=_DEFAULTS.effective_ber_fail, validators=_POSITIVE)
+    symbol_ber_warn = models.FloatField(default=_DEFAULTS.symbol_ber_warn, validators=_POSITIVE)
+    symbol_ber_fail = models.FloatField(default=_DEFAULTS.symbol_ber_fail, validators=_POSITIVE)
+    check_dom = models.BooleanField(
+        default=_DEFAULTS.check_dom, help_text="Hold optics' DOM readings to the module's own limits."
+    )
+    dom_power_margin_db = models.FloatField(
+        default=_DEFAULTS.dom_power_margin_db,
+        validators=_POSITIVE,
+        help_text="Warn when a lane's Tx/Rx power is this close (dB) to the module's limit.",
+    )
+    dom_temperature_margin_c = models.FloatField(
+        default=_DEFAULTS.dom_temperature_margin_c,
+        validators=_POSITIVE,
+        help_text="Warn when the module temperature is this close (C) to the module's limit.",
+    )
+    gpu_rdma_warn_fraction = models.FloatField(default=_DEFAULTS.gpu_rdma_warn_fraction, validators=_FRACTION)
+    gpu_rdma_fail_fraction = models.FloatField(
+        default=_DEFAULTS.gpu_rdma_fail_fraction,
+        validators=_FRACTION,
+        help_text="GPU RDMA write bandwidth below this share of the line rate fails.",
+    )
+    cpu_bw_warn_gbps = models.FloatField(default=_DEFAULTS.cpu_bw_warn_gbps, validators=_POSITIVE)
+    cpu_bw_fail_gbps = models.FloatField(
+        default=_DEFAULTS.cpu_bw_fail_gbps,
+        validators=_POSITIVE,
+        help_text="CPU-path (host memory) bandwidth per link below this fails, in Gb/s.",
+    )
+    nccl_busbw_warn_gbs = models.FloatField(default=_DEFAULTS.nccl_busbw_warn_gbs, validators=_POSITIVE)
+    nccl_busbw_fail_gbs = models.FloatField(
+        default=_DEFAULTS.nccl_busbw_fail_gbs,
+        validators=_POSITIVE,
+        help_text="NCCL bus bandwidth at the largest message size below this fails, in GB/s.",
+    )
+    matrix_outlier_fraction = models.FloatField(
+        default=_DEFAULTS.matrix_outlier_fraction,
+        validators=_FRACTION,
+        help_text="A node pair below this share of the run's median bandwidth is flagged.",
+    )
+    pinned_versions = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='Versions every node must run, e.g. {"gpu_driver": "580.65.06"}. '
+        "Empty: each node is compared with the majority of the run.",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+
+    # The model fields that carry a threshold, in the order a form shows them.
+    THRESHOLD_FIELDS = [f.name for f in dataclasses.fields(criteria.Profile)]
+
+    def __str__(self) -> str:
+        return f"Acceptance profile of {self.project.code}"
+
+    def clean(self):
+        errors = {}
+        pairs = [
+            ("effective_ber_warn", "effective_ber_fail", "at most"),
+            ("symbol_ber_warn", "symbol_ber_fail", "at most"),
+            ("gpu_rdma_warn_fraction", "gpu_rdma_fail_fraction", "at least"),
+            ("cpu_bw_warn_gbps", "cpu_bw_fail_gbps", "at least"),
+            ("nccl_busbw_warn_gbs", "nccl_busbw_fail_gbs", "at least"),
+        ]
+        for warn_field, fail_field, relation in pairs:
+            warn, fail = getattr(self, warn_field), getattr(self, fail_field)
+            if warn is None or fail is None:
+                continue
+            wrong = warn > fail if relation == "at most" else warn < fail
+            if wrong:
+                errors[warn_field] = f"The warn level must be {relation} the fail level ({fail:g})."
+        if not isinstance(self.pinned_versions, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.pinned_versions.items()
+        ):
+            errors["pinned_versions"] = "Give an object of name: version strings."
+        if errors:
+            raise ValidationError(errors)
+
+    def as_criteria(self) -> criteria.Profile:
+        return criteria.Profile(**{name: getattr(self, name) for name in self.THRESHOLD_FIELDS})
+
+
+class CheckRun(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="check_runs")
+    kind = models.CharField(max_length=20, choices=CheckKind.choices)
+    runner = models.CharField(max_length=16, choices=RunnerKind.choices, default=RunnerKind.SIMULATED)
+    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
+    options = models.JSONField(default=dict, blank=True, help_text="Kind-specific settings (seed, use_cuda).")
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0, help_text="Targets measured, errored or cancelled.")
+    current_round = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="The round whose targets were last scheduled; later rounds wait for it (bandwidth tests).",
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="check_runs"
+    )
+    parent = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="reruns",
+        help_text="The run whose failed targets this run repeats.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    log = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "kind", "-created_at"], name="checkrun_project_kind_idx")]
+        constraints = [
+            models.CheckConstraint(condition=Q(done__lte=F("total")), name="checkrun_done_within_total"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project.code} {self.get_kind_display()} #{self.pk}"
+
+    @property
+    def progress_percent(self) -> int:
+        return round(100 * self.done / self.total) if self.total else 0
+
+    @property
+    def is_finished(self) -> bool:
+        from .choices import FINISHED_RUN_STATUSES
+
+        return self.status in FINISHED_RUN_STATUSES
+
+
+class CheckResult(models.Model):
+    """One target of a run. Created pending when the run starts; its task fills in the raw output (always
+    kept), the parsed metrics, the verdict and the reasons. Linked to whatever it concerns so a failure
+    can become a punch item on that port, cable, optic or node."""
+
+    run = models.ForeignKey(CheckRun, on_delete=models.CASCADE, related_name="results")
+    target_key = models.CharField(max_length=200, help_text="Stable name of the target within the run.")
+    round = models.PositiveIntegerField(default=0)
+    params = models.JSONField(default=dict, blank=True, help_text="What the task needs to run this target.")
+    status = models.CharField(max_length=16, choices=ResultStatus.choices, default=ResultStatus.PENDING)
+    device = models.ForeignKey(Device, **_OPTIONAL, related_name="check_results")
+    peer_device = models.ForeignKey(Device, **_OPTIONAL, related_name="+")
+    port = models.ForeignKey(Port, **_OPTIONAL, related_name="check_results")
+    peer_port = models.ForeignKey(Port, **_OPTIONAL, related_name="+")
+    cable = models.ForeignKey(Cable, **_OPTIONAL, related_name="check_results")
+    optic = models.ForeignKey(Optic, **_OPTIONAL, related_name="check_results")
+    host = models.CharField(max_length=200, blank=True)
+    command = models.TextField(blank=True)
+    raw_output = models.TextField(blank=True)
+    stderr = models.TextField(blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    metrics = models.JSONField(default=dict, blank=True)
+    verdict = models.CharField(max_length=8, choices=Verdict.choices, blank=True)
+    reasons = models.JSONField(default=list, blank=True, help_text='[{"level": "fail", "text": "..."}]')
+    attempt = models.PositiveSmallIntegerField(default=0, help_text="How many times the target was executed.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "round", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "target_key"], name="checkresult_target_unique_in_run"),
+        ]
+        indexes = [
+            models.Index(fields=["run", "status", "round"], name="checkresult_run_status_idx"),
+            models.Index(fields=["port", "-finished_at"], name="checkresult_port_history_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.target_key}"

@@ -1,0 +1,166 @@
+"""The command lines the checks run, built in one place so the real runners and the simulated one
+agree on them. Every value that comes from the inventory (host and device names) is shell-quoted:
+a device name is user input and must never become shell syntax on a node.
+
+Also the node-inventory probes: one small command per version, each with a reader for its output
+(these are one-line outputs of our own choosing, not tool reports, so they live here and not
+among the parsers).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from validation.parsers.base import ParseError
+
+PERFTEST_BASE_PORT = 18515  # perftest's default; rail r listens on base + r
+
+
+def mlxlink_command(rdma_device: str) -> str:
+    """Module info (-m) and physical counters / BER (-c) of one port."""
+    return shlex.join(["mlxlink", "-d", rdma_device, "-m", "-c"])
+
+
+@dataclass(frozen=True)
+class PerftestPair:
+    server_command: str
+    client_command: str
+
+
+def ib_write_bw_commands(
+    *, rdma_device: str, server_host: str, rail: int, gpu_index: int | None, qps: int = 4
+) -> PerftestPair:
+    """ib_write_bw between the same rail of two nodes, 64 KiB messages (perftest's default size, the one
+    DOMAIN.md's 787.7 Gb/s at 1.50 Mpps was measured with), bandwidth in Gb/s. With `gpu_index` the
+    buffers live in that GPU's memory (GPUDirect RDMA, --use_cuda)."""
+    argv = [
+        "ib_write_bw",
+        "-d",
+        rdma_device,
+        "-F",
+        "--report_gbits",
+        "-q",
+        str(qps),
+        "-p",
+        str(PERFTEST_BASE_PORT + rail),
+    ]
+    if gpu_index is not None:
+        argv.append(f"--use_cuda={gpu_index}")
+    return PerftestPair(server_command=shlex.join(argv), client_command=shlex.join([*argv, server_host]))
+
+
+def nccl_command(
+    *,
+    launcher: str,
+    hosts: Sequence[str],
+    gpus_per_node: int,
+    hcas: Sequence[str],
+    test: str = "all_reduce_perf",
+    min_bytes: str = "8",
+    max_bytes: str = "16G",
+) -> str:
+    """nccl-tests across `hosts`, one rank per GPU, launched by mpirun (Open MPI) or srun (Slurm)."""
+    bench = [test, "-b", min_bytes, "-e", max_bytes, "-f", "2", "-g", "1"]
+    hca_list = ",".join(hcas)
+    if launcher == "srun":
+        argv = [
+            "srun",
+            f"--nodes={len(hosts)}",
+            f"--ntasks-per-node={gpus_per_node}",
+            "--gpus-per-task=1",
+            f"--nodelist={','.join(hosts)}",
+            f"--export=ALL,NCCL_IB_HCA={hca_list}",
+            *bench,
+        ]
+    elif launcher == "mpirun":
+        argv = [
+            "mpirun",
+            "--allow-run-as-root",
+            "-np",
+            str(len(hosts) * gpus_per_node),
+            "-H",
+            ",".join(f"{h}:{gpus_per_node}" for h in hosts),
+            "--bind-to",
+            "none",
+            "-x",
+            f"NCCL_IB_HCA={hca_list}",
+            "-x",
+            "NCCL_DEBUG=WARN",
+            *bench,
+        ]
+    else:
+        raise ValueError(f"unknown NCCL launcher {launcher!r}: use mpirun or srun")
+    return shlex.join(argv)
+
+
+def hosts_of_nccl_command(command: str) -> list[str]:
+    """The host list a launch command names (mpirun -H a:8,b:8 or srun --nodelist=a,b)."""
+    argv = shlex.split(command)
+    for index, arg in enumerate(argv):
+        if arg == "-H" and index + 1 < len(argv):
+            return [h.split(":")[0] for h in argv[index + 1].split(",") if h]
+        if arg.startswith("--nodelist="):
+            return [h for h in arg.removeprefix("--nodelist=").split(",") if h]
+    return []
+
+
+# ---------------------------------------------------------------------------------------------------
+# Node inventory probes
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def read_first_line(text: str) -> str:
+    lines = _lines(text)
+    if not lines:
+        raise ParseError(1, "empty output", "one line with a version")
+    return lines[0]
+
+
+def read_distinct_lines(text: str) -> str:
+    """One line per GPU or NIC; a node whose devices disagree reports every value, comma-separated, so
+    it cannot match a pinned single version."""
+    lines = _lines(text)
+    if not lines:
+        raise ParseError(1, "empty output", "one version per line")
+    return ",".join(sorted(set(lines)))
+
+
+_GPU_LINE = re.compile(r"^GPU \d+: ")
+
+
+def read_gpu_count(text: str) -> str:
+    lines = _lines(text)
+    for number, line in enumerate(lines, start=1):
+        if not _GPU_LINE.match(line):
+            raise ParseError(number, f"unexpected line {line[:60]!r}", "'GPU <n>: <name> (UUID: ...)' lines")
+    return str(len(lines))
+
+
+def read_ofed(text: str) -> str:
+    """`ofed_info -s` prints e.g. "MLNX_OFED_LINUX-24.10-1.1.4.0:"; keep the name without the colon."""
+    return read_first_line(text).rstrip(":")
+
+
+@dataclass(frozen=True)
+class VersionProbe:
+    key: str
+    command: str
+    read: Callable[[str], str]
+
+
+VERSION_PROBES: tuple[VersionProbe, ...] = (
+    VersionProbe("kernel", "uname -r", read_first_line),
+    VersionProbe(
+        "gpu_driver", "nvidia-smi --query-gpu=driver_version --format=csv,noheader", read_distinct_lines
+    ),
+    VersionProbe("gpu_count", "nvidia-smi -L", read_gpu_count),
+    VersionProbe("ofed", "ofed_info -s", read_ofed),
+    VersionProbe("nic_firmware", "cat /sys/class/infiniband/*/fw_ver", read_distinct_lines),
+    VersionProbe("nccl", "dpkg-query -W -f='${Version}\\n' libnccl2", read_first_line),
+)

@@ -1,0 +1,45 @@
+"""LocalRunner: run the command on this machine, for a head node that launches cluster-wide tools
+itself (mpirun, srun) or a single-node check. The `host` is only recorded, never contacted."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+from .base import Runner, RunnerError, RunOutput, TransientRunnerError
+
+
+class LocalRunner(Runner):
+    def __init__(self, *, shell: str = "/bin/sh"):
+        self.shell = shell
+
+    def run(self, host: str, command: str, timeout: float) -> RunOutput:
+        try:
+            process = subprocess.Popen(
+                [self.shell, "-c", command],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,  # its own process group, so a timeout kills what it started too
+            )
+        except OSError as exc:
+            raise RunnerError(f"{host}: cannot start {self.shell}: {exc}") from exc
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            _kill_group(process)
+            raise TransientRunnerError(f"{host}: {command!r} timed out after {timeout:g} s") from exc
+        return RunOutput(
+            stdout=stdout.decode("utf-8", errors="replace"),
+            stderr=stderr.decode("utf-8", errors="replace"),
+            exit_code=process.returncode,
+        )
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    process.communicate()
