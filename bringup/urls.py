@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/", include("bringup.api_urls")),
     path("p/<str:code>/import/", include("inventory.imports.urls")),
+    path("p/<str:code>/cabling/", include("cabling.urls")),
     path("p/<str:code>/", include("inventory.urls")),
     path("", include("delivery.urls")),
 ]

@@ -1,0 +1,36 @@
+"""Admin for cables and their ends, with change history (django-simple-history).
+
+Cables come from plan_apply; the admin is for looking things up and fixing a stray row, so the ends
+are edited inline on their cable (the port's database-unique constraint still refuses a second cable).
+"""
+
+from django.contrib import admin
+from simple_history.admin import SimpleHistoryAdmin
+
+from .models import Cable, CableEnd
+
+
+class CableEndInline(admin.TabularInline):
+    model = CableEnd
+    extra = 0
+    fields = ["side", "position", "port"]
+    raw_id_fields = ["port"]  # a project has tens of thousands of ports: no select box
+
+
+@admin.register(Cable)
+class CableAdmin(SimpleHistoryAdmin):
+    list_display = ["label", "project", "network", "plane", "cable_type", "length_m", "speed_gbps", "status"]
+    list_filter = ["status", "network", "cable_type", "project"]
+    search_fields = ["label", "project__code", "part_number"]
+    list_select_related = ["project"]
+    autocomplete_fields = ["project"]
+    inlines = [CableEndInline]
+
+
+@admin.register(CableEnd)
+class CableEndAdmin(SimpleHistoryAdmin):
+    list_display = ["cable", "side", "position", "port"]
+    list_filter = ["side", "cable__network"]
+    search_fields = ["cable__label", "port__name", "port__device__name"]
+    list_select_related = ["cable", "port__device"]
+    raw_id_fields = ["cable", "port"]

@@ -1,0 +1,288 @@
+"""The fabric view: per network and plane, the tiers (nodes in their scalable units, leaves, spines,
+super-spines) and the link counts between tiers, from what the database tracks.
+
+Figures come from a constant number of queries (selectors.fabric_*): two aggregates of links per tier
+pair, two DISTINCT lists of the devices at either end, one DISTINCT list of links into leaves. A switch
+counts as a switch only in the networks whose links end on it (its management port in the out-of-band
+network makes it a node there). A scalable
+unit is not stored anywhere: it is found as a connected group of nodes and leaves (rail i of every
+server of a unit lands on leaf i of that unit, so each unit's servers and leaves form one group; a
+fabric that is not rail-optimized is one unit). A link is one B end of a cable (a breakout cable is
+several links); its plane is the B port's, else the cable's, else the A port's. Links whose plane is
+unknown (planes sharing the switches, as in the 4-plane XDR design) are shown as "planes shared".
+
+The SVG is built by hand (small, styled by the page, with data- attributes tests and scripts can read).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape, quoteattr
+
+from delivery.models import Project
+
+from ..selectors import (
+    LEAF,
+    NODE,
+    SPINE,
+    SUPER_SPINE,
+    TIERS,
+    fabric_devices,
+    fabric_leaf_pairs,
+    fabric_link_counts,
+    fabric_links,
+    tier_of,
+)
+
+SVG_CONTENT_TYPE = "image/svg+xml"
+NOUNS = {
+    NODE: ("node", "nodes"),
+    LEAF: ("leaf", "leaves"),
+    SPINE: ("spine", "spines"),
+    SUPER_SPINE: ("super-spine", "super-spines"),
+}
+MAX_UNITS_DRAWN = 16  # more units than this are summarised in one box
+
+
+def plural(count: int, tier: str) -> str:
+    one, many = NOUNS[tier]
+    return f"{count:,} {one if count == 1 else many}"
+
+
+def counted(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _natural(name: str) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+@dataclass(frozen=True)
+class Unit:
+    first_node: str
+    nodes: int
+    leaves: int
+
+
+@dataclass(frozen=True)
+class TierLink:
+    lower: str
+    upper: str
+    links: int
+    cables: int
+
+
+@dataclass
+class FabricView:
+    """One network and plane."""
+
+    network: str
+    plane: int | None
+    devices: dict[str, int] = field(default_factory=dict)  # tier -> device count
+    units: list[Unit] = field(default_factory=list)
+    links: list[TierLink] = field(default_factory=list)
+
+    @property
+    def tiers(self) -> list[str]:
+        """Tiers present, bottom to top."""
+        return [tier for tier in TIERS if self.devices.get(tier)]
+
+    @property
+    def tier_counts(self) -> list[tuple[str, int]]:
+        return [(tier, self.devices[tier]) for tier in self.tiers]
+
+    @property
+    def plane_label(self) -> str:
+        return "planes shared" if self.plane is None else f"plane {self.plane}"
+
+    @property
+    def plane_param(self) -> str:
+        return "shared" if self.plane is None else str(self.plane)
+
+    @property
+    def total_links(self) -> int:
+        return sum(link.links for link in self.links)
+
+
+def _units(pairs: set[tuple[str, str]]) -> list[Unit]:
+    """Connected groups of the node-leaf graph (union-find), ordered by their first node."""
+    parent: dict[str, str] = {}
+
+    def root(item: str) -> str:
+        while parent.setdefault(item, item) != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    # Node and leaf names live in one namespace of the graph: prefix them so they never collide.
+    for node, leaf in pairs:
+        parent[root(f"n:{node}")] = root(f"l:{leaf}")
+    members: dict[str, tuple[list[str], set[str]]] = defaultdict(lambda: ([], set()))
+    for node, leaf in pairs:
+        nodes, leaves = members[root(f"n:{node}")]
+        nodes.append(node)
+        leaves.add(leaf)
+    units = []
+    for nodes, leaves in members.values():
+        distinct = sorted(set(nodes), key=_natural)
+        units.append(Unit(first_node=distinct[0], nodes=len(distinct), leaves=len(leaves)))
+    return sorted(units, key=lambda unit: _natural(unit.first_node))
+
+
+def _plane_key(key: tuple[str, int | None]) -> tuple:
+    network, plane = key
+    return network, -1 if plane is None else plane
+
+
+class _Tiers:
+    """The tier of a device within one network. A switch is a switch of a network only where links of
+    that network end on it on the B side (a switch takes its links from the tier below); elsewhere it is
+    a node, e.g. a compute leaf whose management port plugs into the out-of-band network."""
+
+    def __init__(self, b_side: set[tuple]):
+        self.switches = {(net, device) for net, _, role, device in b_side if tier_of(role or "") != NODE}
+
+    def of(self, net: str, role: str | None, device: str | None) -> str:
+        tier = tier_of(role or "")
+        return tier if tier == NODE or (net, device) in self.switches else NODE
+
+
+def fabric_views(*, user, project: Project, network: str | None = None) -> list[FabricView]:
+    """Every (network, plane) with at least one link, in network then plane order (shared planes first):
+    five queries whatever the size of the fabric."""
+    links = fabric_links(user=user, project=project, network=network)
+    a_side, b_side = fabric_devices(links)
+    tiers = _Tiers(b_side)
+    views: dict[tuple[str, int | None], FabricView] = {}
+
+    def view(net: str, plane: int | None) -> FabricView:
+        return views.setdefault((net, plane), FabricView(network=net, plane=plane))
+
+    by_pair: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    for row in fabric_link_counts(links):
+        net = row["net"]
+        pair = (tiers.of(net, row["a_role"], row["a_device"]), tier_of(row["b_role"] or ""))
+        lower, upper = sorted(pair, key=TIERS.index)
+        counts = by_pair[(net, row["link_plane"], lower, upper)]
+        counts[0] += row["links"]
+        counts[1] += row["cables"]  # exact: a cable has one A end, so it is in one row per plane
+    for (net, plane, lower, upper), (count, cables) in by_pair.items():
+        view(net, plane).links.append(TierLink(lower=lower, upper=upper, links=count, cables=cables))
+    tier_devices: dict[tuple, set[str]] = defaultdict(set)
+    for net, plane, role, device in a_side | b_side:
+        if device:
+            tier_devices[(net, plane, tiers.of(net, role, device))].add(device)
+    for (net, plane, tier), devices in tier_devices.items():
+        view(net, plane).devices[tier] = len(devices)
+    unit_pairs: dict[tuple, set[tuple[str, str]]] = defaultdict(set)
+    node_roles = {(net, device): role for net, _, role, device in a_side}
+    for net, plane, node, leaf in fabric_leaf_pairs(links):
+        if tiers.of(net, node_roles.get((net, node)), node) == NODE:
+            unit_pairs[(net, plane)].add((node, leaf))
+    for key, pairs in unit_pairs.items():
+        view(*key).units = _units(pairs)
+    for v in views.values():
+        v.links.sort(key=lambda link: (TIERS.index(link.lower), TIERS.index(link.upper)))
+    return [views[key] for key in sorted(views, key=_plane_key)]
+
+
+# --- SVG ---------------------------------------------------------------------------------------
+
+WIDTH = 760
+LEFT = 130  # tier boxes start here; the tier names sit left of it
+BOX_H, NODE_BOX_H, GAP = 44, 72, 64
+
+
+def _attrs(**values) -> str:
+    """SVG attributes from keywords: class_ -> class, text_anchor -> text-anchor, data_links -> data-links."""
+    return " ".join(f"{name.rstrip('_').replace('_', '-')}={quoteattr(str(value))}" for name, value in values.items())
+
+
+def _text(x: float, y: float, content: str, **extra) -> str:
+    return f"<text {_attrs(x=round(x, 1), y=round(y, 1), **extra)}>{escape(content)}</text>"
+
+
+def _unit_boxes(units: list[Unit], top: float) -> list[str]:
+    shown = units if len(units) <= MAX_UNITS_DRAWN else units[: MAX_UNITS_DRAWN - 1]
+    slots = len(shown) + (len(units) > len(shown))
+    inner = WIDTH - 20 - LEFT - 16
+    width = inner / max(slots, 1)
+    parts = []
+    for i, unit in enumerate(shown):
+        x = LEFT + 8 + i * width
+        parts.append(
+            f'<g {_attrs(class_="unit", data_nodes=unit.nodes, data_leaves=unit.leaves)}>'
+            f'<rect {_attrs(x=round(x + 2, 1), y=top + 30, width=round(width - 4, 1), height=32, rx=3)}/>'
+            + _text(x + width / 2, top + 44, f"SU{i + 1}", text_anchor="middle")
+            + _text(x + width / 2, top + 57, f"{unit.nodes}", text_anchor="middle", class_="small")
+            + "</g>"
+        )
+    if len(units) > len(shown):
+        rest = units[len(shown):]
+        x = LEFT + 8 + len(shown) * width
+        box = _attrs(x=round(x + 2, 1), y=top + 30, width=round(width - 4, 1), height=32)
+        parts.append(
+            f'<g class="unit more"><rect {box}/>'
+            + _text(x + width / 2, top + 50, f"+{len(rest)}", text_anchor="middle")
+            + "</g>"
+        )
+    return parts
+
+
+def fabric_svg(view: FabricView) -> str:
+    """Tiers top (super-spines) to bottom (nodes), a box each, and one connector per tier pair with its
+    link count."""
+    tiers = list(reversed(view.tiers))
+    tops: dict[str, float] = {}
+    y = 40.0
+    for tier in tiers:
+        tops[tier] = y
+        y += (NODE_BOX_H if tier == NODE else BOX_H) + GAP
+    height = y - GAP + 20
+    title = f"{view.network} · {view.plane_label}"
+    root = _attrs(class_="fabric-svg", width=WIDTH, height=round(height), viewBox=f"0 0 {WIDTH} {round(height)}",
+                  data_network=view.network, data_plane=view.plane_param)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" {root}>',
+        f"<title>{escape(title)}</title>",
+        # Scoped to the class: an SVG inlined in a page shares the page's style sheet.
+        "<style>svg.fabric-svg{font:12px sans-serif}.fabric-svg rect{fill:#eef3f8;stroke:#345;stroke-width:1}"
+        ".fabric-svg .unit rect{fill:#fff}.fabric-svg line{stroke:#789;stroke-width:2}"
+        ".fabric-svg .skip line{stroke-dasharray:4 3}.fabric-svg .small{font-size:10px}"
+        ".fabric-svg .count{font-weight:bold}</style>",
+        _text(10, 22, title, class_="count"),
+    ]
+    # Connectors first, so the boxes are drawn over their ends.
+    pairs = [link for link in view.links if link.lower in tops and link.upper in tops]
+    for i, link in enumerate(pairs):
+        upper_bottom = tops[link.upper] + BOX_H
+        lower_top = tops[link.lower]
+        adjacent = abs(tiers.index(link.lower) - tiers.index(link.upper)) == 1
+        x = LEFT + (WIDTH - 20 - LEFT) * (i + 1) / (len(pairs) + 1)
+        classes = "link" if adjacent else "link skip"
+        group = _attrs(class_=classes, data_lower=link.lower, data_upper=link.upper, data_links=link.links,
+                       data_cables=link.cables)
+        parts.append(
+            f"<g {group}>"
+            f'<line {_attrs(x1=round(x, 1), y1=upper_bottom, x2=round(x, 1), y2=lower_top)}/>'
+            + _text(x + 6, (upper_bottom + lower_top) / 2 + 4, counted(link.links, "link"), class_="count")
+            + _text(x + 6, (upper_bottom + lower_top) / 2 + 17, counted(link.cables, "cable"), class_="small")
+            + "</g>"
+        )
+    for tier in tiers:
+        top, count = tops[tier], view.devices[tier]
+        box_h = NODE_BOX_H if tier == NODE else BOX_H
+        caption = plural(count, tier)
+        if tier == NODE and view.units:
+            caption += f" in {len(view.units)} unit{'s' if len(view.units) != 1 else ''}"
+        parts.append(f'<g {_attrs(class_="tier", data_tier=tier, data_count=count)}>')
+        parts.append(f'<rect {_attrs(x=LEFT, y=top, width=WIDTH - 20 - LEFT, height=box_h, rx=6)}/>')
+        parts.append(_text(10, top + 18, NOUNS[tier][1].capitalize()))
+        parts.append(_text(LEFT + 10, top + 18, caption, class_="count"))
+        if tier == NODE:
+            parts.extend(_unit_boxes(view.units, top))
+        parts.append("</g>")
+    parts.append("</svg>")
+    return "\n".join(parts)

@@ -1,0 +1,230 @@
+"""The label sheet: one label per cable end, laid out for a common label stock.
+
+Each label carries the cable label (bold), this end's `rack-U-device-port` tag, where the far end(s) go
+("to ..."; every leg on the A end of a breakout), a QR code of the cable label and a Code 128 of it.
+Both ends of a cable carry the same codes, so a scan at either end identifies the cable.
+
+Stocks (`STOCKS`, chosen with ?stock=):
+- `L7651` (default): Avery L7651 and compatibles, A4, 5 x 13 labels of 38.1 x 21.2 mm, 65 per sheet,
+  4.75 mm side and 10.7 mm top margins, 40.6 mm across, 21.2 mm down. Print at 100 % (no "fit to page").
+- `thermal-2x1`: a 2" x 1" (50.8 x 25.4 mm) thermal roll, one label per page.
+
+Printed per network (?network=) or per rack (?rack=): with a rack, only the ends in that rack are
+printed, so printing every rack in turn gives each end's label exactly once.
+
+A download holds at most MAX_LABELS labels (62 L7651 sheets; about 15 s at worst, when every label is
+of another cable): reportlab's QR encoder is pure Python (about 2.4 ms per cable), so the 57,000 labels
+of the 1,024-server fabric would take minutes. The demo's whole sheet (3,422 labels) takes 7 s, a network
+rack of the 1,024-server fabric (1,280 labels) 5 s; a whole-fabric sheet wants a background export job
+(a row with status and file, filled by a task).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+from reportlab.graphics.barcode.code128 import Code128
+from reportlab.graphics.barcode.qr import QrCodeWidget
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.units import inch, mm
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from reportlab.pdfgen.canvas import Canvas
+
+from ..models import Cable
+from ..selectors import CableRow, cable_rows
+
+PDF_CONTENT_TYPE = "application/pdf"
+FONT, BOLD_FONT = "Helvetica", "Helvetica-Bold"
+MIN_FONT_PT = 3.0  # below this a printed line is unreadable; longer lines are cut with an ellipsis
+MAX_FAR_LINES = 4  # "to ..." lines on one label; more legs end with "+n more"
+QR_BORDER_MODULES = 2  # the label margin adds to the quiet zone
+MAX_BAR_PT = 0.75  # Code 128 module width: 0.26 mm (10 mil) when the label has room
+MAX_LABELS = 4000
+
+
+@dataclass(frozen=True)
+class LabelStock:
+    name: str
+    page_size: tuple[float, float]  # points
+    columns: int
+    rows: int
+    label_w: float
+    label_h: float
+    left: float  # page edge to the first column
+    top: float  # page top to the first row
+    pitch_x: float  # left edge to left edge
+    pitch_y: float  # top edge to top edge
+    padding: float = 1.2 * mm
+
+    @property
+    def per_page(self) -> int:
+        return self.columns * self.rows
+
+    def origin(self, slot: int) -> tuple[float, float]:
+        """Bottom-left corner of the label in a page slot (filled row by row, top-left first)."""
+        row, column = divmod(slot, self.columns)
+        x = self.left + column * self.pitch_x
+        y = self.page_size[1] - self.top - row * self.pitch_y - self.label_h
+        return x, y
+
+
+STOCKS = {
+    "L7651": LabelStock(
+        name="L7651", page_size=A4, columns=5, rows=13, label_w=38.1 * mm, label_h=21.2 * mm,
+        left=4.75 * mm, top=10.7 * mm, pitch_x=40.6 * mm, pitch_y=21.2 * mm,
+    ),
+    "thermal-2x1": LabelStock(
+        name="thermal-2x1", page_size=(2 * inch, 1 * inch), columns=1, rows=1, label_w=2 * inch, label_h=1 * inch,
+        left=0, top=0, pitch_x=2 * inch, pitch_y=1 * inch, padding=1.5 * mm,
+    ),
+}
+DEFAULT_STOCK = "L7651"
+
+
+@dataclass(frozen=True)
+class EndLabel:
+    """What one printed label says."""
+
+    cable_pk: int
+    label: str  # also the QR and Code 128 content
+    leg: str  # A, B1, B2...
+    tag: str  # this end
+    far: tuple[str, ...]  # the other end(s)
+
+    @property
+    def lines(self) -> list[str]:
+        far = [f"to {tag}" for tag in self.far]
+        if len(far) > MAX_FAR_LINES:
+            far = [*far[: MAX_FAR_LINES - 1], f"+{len(far) - MAX_FAR_LINES + 1} more"]
+        return [f"{self.tag} ({self.leg})", *far]
+
+
+def end_labels(cables: Iterable[CableRow], *, rack: str | None = None) -> Iterator[EndLabel]:
+    """One label per end, in cable-label order, A before B1, B2...; with `rack`, only ends in that rack."""
+    for cable in cables:
+        for end in cable.ends:
+            if rack and end.rack != rack:
+                continue
+            far = tuple(other.tag for other in cable.far_ends(end))
+            yield EndLabel(cable_pk=cable.pk, label=cable.label, leg=end.leg, tag=end.tag, far=far)
+
+
+def qr_widget(value: str, size: float) -> QrCodeWidget:
+    return QrCodeWidget(value, barWidth=size, barHeight=size, barBorder=QR_BORDER_MODULES)
+
+
+def draw_qr(canvas: Canvas, widget: QrCodeWidget, x: float, y: float) -> None:
+    """Draw the widget's QR symbol as one filled path, with (x, y) the bottom-left of its square.
+
+    The widget's own draw() builds a graphics shape per run of dark modules, which is most of the time of
+    a 50,000-label sheet; its encoder (widget.qr) is used as is, so the symbol is the widget's."""
+    widget.qr.make()
+    modules = widget.qr.modules
+    count = len(modules)
+    box = widget.barWidth / (count + 2 * widget.barBorder)
+    path = canvas.beginPath()
+    for r, row in enumerate(modules):
+        top = y + widget.barHeight - (r + widget.barBorder + 1) * box
+        c = 0
+        while c < count:
+            if row[c]:
+                start = c
+                while c < count and row[c]:
+                    c += 1
+                path.rect(x + (start + widget.barBorder) * box, top, (c - start) * box, box)
+            else:
+                c += 1
+    canvas.drawPath(path, stroke=0, fill=1)
+
+
+def code128(value: str, width: float, height: float) -> Code128 | None:
+    """A Code 128 of the value that fits the width, or None when the value cannot be encoded (non-ASCII)."""
+    if not value.isascii():
+        return None
+    probe = Code128(value, barWidth=1, barHeight=height, humanReadable=False, quiet=1)
+    return Code128(value, barWidth=min(MAX_BAR_PT, width / probe.width), barHeight=height, humanReadable=False,
+                   quiet=1)
+
+
+def _fit(text: str, font: str, size: float, width: float) -> tuple[str, float]:
+    """Shrink to fit the width, down to MIN_FONT_PT; beyond that, cut the text and end it with an ellipsis."""
+    while size > MIN_FONT_PT and stringWidth(text, font, size) > width:
+        size = max(MIN_FONT_PT, size - 0.25)
+    while len(text) > 1 and stringWidth(text, font, size) > width:
+        text = text[:-2] + "…"
+    return text, size
+
+
+class LabelSheet:
+    """Draws EndLabels onto a canvas, slot after slot, page after page."""
+
+    def __init__(self, canvas: Canvas, stock: LabelStock):
+        self.canvas, self.stock = canvas, stock
+        pad = stock.padding
+        self.bar_h = stock.label_h * 0.2
+        self.qr_size = min(stock.label_h - 2 * pad - self.bar_h - 1, stock.label_w * 0.4)
+        self.text_x = pad + self.qr_size + 1.5
+        self.text_w = stock.label_w - self.text_x - pad
+        self._codes: set[int] = set()
+
+    def _codes_form(self, item: EndLabel) -> str:
+        """The QR and the bar code as a PDF form, drawn once per cable and placed on each of its ends."""
+        name = f"cable{item.cable_pk}"
+        if item.cable_pk not in self._codes:
+            stock, pad = self.stock, self.stock.padding
+            self.canvas.beginForm(name)
+            draw_qr(self.canvas, qr_widget(item.label, self.qr_size), pad, stock.label_h - pad - self.qr_size)
+            bars = code128(item.label, stock.label_w - 2 * pad, self.bar_h)
+            if bars is not None:
+                bars.drawOn(self.canvas, pad + (stock.label_w - 2 * pad - bars.width) / 2, pad)
+            self.canvas.endForm()
+            self._codes.add(item.cable_pk)
+        return name
+
+    def draw(self, item: EndLabel, slot: int) -> None:
+        canvas, stock = self.canvas, self.stock
+        form = self._codes_form(item)
+        x, y = stock.origin(slot)
+        canvas.saveState()
+        canvas.translate(x, y)
+        canvas.doForm(form)
+        top = stock.label_h - stock.padding
+        text, size = _fit(item.label, BOLD_FONT, stock.label_h * 0.13, self.text_w)
+        top -= size
+        canvas.setFont(BOLD_FONT, size)
+        canvas.drawString(self.text_x, top, text)
+        bottom = stock.padding + self.bar_h + 0.5
+        line_size = stock.label_h * 0.085
+        for line in item.lines:
+            text, size = _fit(line, FONT, line_size, self.text_w)
+            if top - size * 1.2 < bottom:
+                break  # no room left above the bar code
+            top -= size * 1.2
+            canvas.setFont(FONT, size)
+            canvas.drawString(self.text_x, top, text)
+        canvas.restoreState()
+
+
+def labels_pdf(cables: QuerySet[Cable], *, stock: LabelStock, rack: str | None = None, title: str = "") -> bytes:
+    """The label sheet for a scoped, filtered cable queryset (one streamed query)."""
+    buffer = io.BytesIO()
+    canvas = Canvas(buffer, pagesize=stock.page_size, pageCompression=1)
+    canvas.setTitle(title or "Cable labels")
+    canvas.setCreator("Bringup")
+    sheet = LabelSheet(canvas, stock)
+    slot = 0
+    for item in end_labels(cable_rows(cables), rack=rack):
+        if slot == stock.per_page:
+            canvas.showPage()
+            slot = 0
+        sheet.draw(item, slot)
+        slot += 1
+    if slot == 0:  # nothing to print: say so rather than hand out an empty file
+        canvas.setFont(FONT, 8)
+        canvas.drawString(10, stock.page_size[1] / 2, "No cable ends match.")
+    canvas.showPage()
+    canvas.save()
+    return buffer.getvalue()

@@ -1,0 +1,16 @@
+"""Mounted under /p/<code>/cabling/ by bringup/urls.py, so every pattern receives the project `code`."""
+
+from django.urls import path
+
+from . import views
+
+app_name = "cabling"
+
+urlpatterns = [
+    path("", views.CableListView.as_view(), name="cable-list"),
+    path("<int:pk>/", views.CableDetailView.as_view(), name="cable-detail"),
+    path("cutsheet.xlsx", views.CutSheetView.as_view(), name="cutsheet"),
+    path("labels.pdf", views.LabelSheetView.as_view(), name="labels"),
+    path("fabric/", views.FabricPageView.as_view(), name="fabric"),
+    path("fabric.svg", views.FabricSvgView.as_view(), name="fabric-svg"),
+]

@@ -1,0 +1,184 @@
+"""Cabling pages under /p/<code>/cabling/: the cable list and a cable's page, the downloads (cut sheet,
+label sheet) and the fabric view. Every member may read and download (customers included); outsiders
+get 404 through delivery.access.ProjectViewMixin. Downloads take the list's filters, so "what I see"
+is "what I download"; a filter that does not parse is a 400 naming it, never a silently larger file."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.utils.text import slugify
+from django.views import View
+from django.views.generic import DetailView, TemplateView
+
+from delivery.access import ProjectViewMixin
+from inventory.choices import Network
+from inventory.views import FilteredListView, history_rows
+
+from .choices import Side
+from .exports.cutsheet import XLSX_CONTENT_TYPE, cutsheet_xlsx
+from .exports.fabric_svg import SVG_CONTENT_TYPE, fabric_svg, fabric_views
+from .exports.labels_pdf import DEFAULT_STOCK, MAX_LABELS, PDF_CONTENT_TYPE, STOCKS, labels_pdf
+from .filters import CableFilterSet
+from .selectors import cable_detail, cable_list, cable_list_with_ends, end_count, page_end_tag
+
+DOWNLOAD_FILTERS = ("network", "plane", "rack", "device", "status", "type", "q")
+
+
+def _tag_ends(cables) -> None:
+    for cable in cables:
+        for end in cable.end_list:
+            end.tag = page_end_tag(end)
+
+
+def _download_query(request) -> str:
+    """The list's current filters, to carry over to the download links."""
+    query = request.GET.copy()
+    query.pop("page", None)
+    return query.urlencode()
+
+
+class CableListView(FilteredListView):
+    template_name = "cabling/cable_list.html"
+    context_object_name = "cables"
+    filterset_class = CableFilterSet
+
+    def base_queryset(self):
+        return cable_list_with_ends(user=self.request.user, project=self.project)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        _tag_ends(context["cables"])
+        context["download_query"] = _download_query(self.request)
+        context["stocks"] = list(STOCKS)
+        return context
+
+
+class CableDetailView(ProjectViewMixin, DetailView):
+    template_name = "cabling/cable_detail.html"
+    context_object_name = "cable"
+
+    def get_object(self, queryset=None):
+        cable = cable_detail(user=self.request.user, project=self.project, pk=self.kwargs["pk"])
+        _tag_ends([cable])
+        for end in cable.end_list:
+            end.optic_part = cable.optic_part_a if end.side == Side.A else cable.optic_part_b
+        return cable
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["history"] = history_rows(self.object.history.all())
+        return context
+
+
+# --- Downloads ---------------------------------------------------------------------------------
+
+
+class DownloadView(ProjectViewMixin, View):
+    """A file built from the project's cables as filtered by the query string."""
+
+    def filtered(self):
+        """(filterset, None) or (None, a 400 response naming the bad filter)."""
+        filterset = CableFilterSet(self.request.GET, queryset=cable_list(user=self.request.user, project=self.project))
+        if not filterset.is_valid():
+            problems = "; ".join(f"{name}: {' '.join(errors)}" for name, errors in filterset.errors.items())
+            return None, HttpResponseBadRequest(f"Bad filter: {problems}", content_type="text/plain")
+        return filterset, None
+
+    def filename(self, filterset, kind: str, extension: str) -> str:
+        parts = [self.project.code, kind]
+        parts += [slugify(str(filterset.form.cleaned_data[name])) for name in DOWNLOAD_FILTERS
+                  if filterset.form.cleaned_data.get(name) not in (None, "")]
+        return "-".join(parts) + f".{extension}"
+
+    def attachment(self, content: bytes, content_type: str, filename: str) -> HttpResponse:
+        response = HttpResponse(content, content_type=content_type)
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+
+class CutSheetView(DownloadView):
+    def get(self, request, *args, **kwargs):
+        filterset, error = self.filtered()
+        if error:
+            return error
+        content = cutsheet_xlsx(filterset.qs)
+        return self.attachment(content, XLSX_CONTENT_TYPE, self.filename(filterset, "cutsheet", "xlsx"))
+
+
+class LabelSheetView(DownloadView):
+    def get(self, request, *args, **kwargs):
+        filterset, error = self.filtered()
+        if error:
+            return error
+        stock_name = request.GET.get("stock") or DEFAULT_STOCK
+        if stock_name not in STOCKS:
+            return HttpResponseBadRequest(
+                f"Bad stock {stock_name!r}: choose one of {', '.join(STOCKS)}.", content_type="text/plain"
+            )
+        rack = filterset.form.cleaned_data.get("rack") or None
+        count = end_count(filterset.qs, rack=rack)
+        if count > MAX_LABELS:
+            return HttpResponseBadRequest(
+                f"{count} labels selected; one download prints at most {MAX_LABELS}. "
+                "Choose a rack (rack=...), or a network and plane, and print them in turn.",
+                content_type="text/plain",
+            )
+        title = f"{self.project.code} cable labels" + (f", rack {rack}" if rack else "")
+        content = labels_pdf(filterset.qs, stock=STOCKS[stock_name], rack=rack, title=title)
+        return self.attachment(content, PDF_CONTENT_TYPE, self.filename(filterset, "labels", "pdf"))
+
+
+# --- Fabric view -------------------------------------------------------------------------------
+
+
+def _network_param(request) -> str | None:
+    network = request.GET.get("network") or None
+    if network is not None and network not in Network.values:
+        raise ValueError(f"Bad network {network!r}: choose one of {', '.join(Network.values)}.")
+    return network
+
+
+class FabricPageView(ProjectViewMixin, TemplateView):
+    template_name = "cabling/fabric.html"
+
+    def get(self, request, *args, **kwargs):
+        try:
+            self.network = _network_param(request)
+        except ValueError as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain")
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        views = fabric_views(user=self.request.user, project=self.project, network=self.network)
+        for view in views:
+            view.svg = fabric_svg(view)
+        context["views"] = views
+        context["networks"] = Network.choices
+        context["network"] = self.network or ""
+        return context
+
+
+class FabricSvgView(ProjectViewMixin, View):
+    """One network and plane as an SVG file: ?network=compute&plane=0 (or plane=shared)."""
+
+    def get(self, request, *args, **kwargs):
+        try:
+            network = _network_param(request)
+        except ValueError as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain")
+        plane = request.GET.get("plane", "shared")
+        if network is None or not (plane == "shared" or plane.isdigit()):
+            return HttpResponseBadRequest(
+                "Give a network and a plane: ?network=compute&plane=0 (or plane=shared).", content_type="text/plain"
+            )
+        wanted = None if plane == "shared" else int(plane)
+        views = fabric_views(user=request.user, project=self.project, network=network)
+        view = next((v for v in views if v.plane == wanted), None)
+        if view is None:
+            raise Http404(f"No {network} links in {plane} plane.")
+        response = HttpResponse(fabric_svg(view), content_type=SVG_CONTENT_TYPE)
+        response["Content-Disposition"] = (
+            f'attachment; filename="{self.project.code}-fabric-{network}-{view.plane_param}.svg"'
+        )
+        return response

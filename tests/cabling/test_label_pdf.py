@@ -1,0 +1,193 @@
+"""The label sheet, read back from the PDF with poppler's `pdftotext -bbox`: every word is put back in the
+label slot of the stock it was printed in, so each test sees the text of each printed label. Both ends of
+every cable (and every leg of a breakout) get a label; per rack and per network selections; the QR code
+and the Code 128 carry the cable label; a constant number of queries."""
+
+import io
+import os
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from cabling.exports import labels_pdf as module
+from cabling.exports.labels_pdf import STOCKS, EndLabel, code128, labels_pdf
+from cabling.filters import CableFilterSet
+from cabling.selectors import cable_list
+
+pytestmark = pytest.mark.django_db
+
+PDFTOTEXT = shutil.which("pdftotext")  # pdftoppm comes in the same package (poppler-utils)
+if not PDFTOTEXT and os.environ.get("REQUIRE_SERVICES") != "1":
+    pytest.skip("pdftotext (poppler-utils) is not installed", allow_module_level=True)
+
+XHTML = "{http://www.w3.org/1999/xhtml}"
+L7651 = STOCKS["L7651"]
+
+
+def printed_labels(pdf: bytes, stock=L7651) -> list[str]:
+    """The text of each printed label, page by page, slot by slot (top-left first, row by row)."""
+    assert PDFTOTEXT, "pdftotext is required when REQUIRE_SERVICES=1"
+    html = subprocess.run([PDFTOTEXT, "-bbox", "-", "-"], input=pdf, capture_output=True, check=True).stdout
+    labels = []
+    for page in ET.fromstring(html).iter(f"{XHTML}page"):
+        slots: dict[tuple[int, int], list] = defaultdict(list)
+        for word in page.iter(f"{XHTML}word"):
+            x, y = float(word.get("xMin")), float(word.get("yMin"))  # points, from the top-left of the page
+            column, row = int((x - stock.left) // stock.pitch_x), int((y - stock.top) // stock.pitch_y)
+            slots[(row, column)].append((round(y, 1), x, word.text))
+        labels += [" ".join(text for *_, text in sorted(words)) for _, words in sorted(slots.items())]
+    return labels
+
+
+def pdf_for(user, project, stock=L7651, **filters) -> bytes:
+    cables = CableFilterSet(filters or None, queryset=cable_list(user=user, project=project)).qs
+    return labels_pdf(cables, stock=stock, rack=filters.get("rack"))
+
+
+def test_every_end_gets_a_label_with_its_tag_and_the_far_end(fabric, customer):
+    labels = printed_labels(pdf_for(customer, fabric.project))
+    assert len(labels) == 7 * 2 + 1 + 2  # seven plain cables, and the breakout: A, B1, B2
+    assert labels[:2] == [
+        "C00001 A01-U10-gpu-001-ib0/0 (A) to N01-U01-leaf-01-p1",
+        "C00001 N01-U01-leaf-01-p1 (B1) to A01-U10-gpu-001-ib0/0",
+    ]
+    # The breakout: the A label lists both legs; each leg's label points back at the A end.
+    assert labels[8:11] == [
+        "C00005 A01-U30-gpu-003-ib0 (A) to N01-U01-leaf-01-p3 to N01-U02-leaf-02-p3",
+        "C00005 N01-U01-leaf-01-p3 (B1) to A01-U30-gpu-003-ib0",
+        "C00005 N01-U02-leaf-02-p3 (B2) to A01-U30-gpu-003-ib0",
+    ]
+    assert labels[-1] == "O00001 N01-U01-leaf-01-mgmt (B1) to A01-U10-gpu-001-bmc"
+    assert not any("FOREIGN" in label for label in labels)
+
+
+def test_per_rack_prints_only_the_ends_in_that_rack_and_every_end_once_over_all_racks(fabric, manager):
+    servers = printed_labels(pdf_for(manager, fabric.project, rack="A01"))
+    network = printed_labels(pdf_for(manager, fabric.project, rack="N01"))
+    assert all("(A)" in label and label.split()[1].startswith("A01-") for label in servers)
+    assert [label.split()[0] for label in servers] == ["C00001", "C00002", "C00003", "C00004", "C00005", "O00001"]
+    assert all(label.split()[1].startswith("N01-") for label in network) and len(network) == 11
+    assert sorted(servers + network) == sorted(printed_labels(pdf_for(manager, fabric.project)))
+
+
+def test_per_network(fabric, manager):
+    labels = printed_labels(pdf_for(manager, fabric.project, network="oob"))
+    assert labels == [
+        "O00001 A01-U10-gpu-001-bmc (A) to N01-U01-leaf-01-mgmt",
+        "O00001 N01-U01-leaf-01-mgmt (B1) to A01-U10-gpu-001-bmc",
+    ]
+
+
+def test_a_full_sheet_moves_on_to_the_next_page(project, manager, add_cables):
+    add_cables(project, 40, 0)  # 80 ends: one full L7651 sheet of 65 and 15 on the next
+    pdf = labels_pdf(cable_list(user=manager, project=project), stock=L7651)
+    assert pdf.count(b"/Type /Page\n") == 2
+    labels = printed_labels(pdf)
+    assert len(labels) == 80 and labels[65] == "Q00032 Q000-U02-qb-000-p33 (B1) to Q000-U01-qa-000-p33"
+
+
+def test_thermal_roll_prints_one_label_per_page(fabric, manager):
+    stock = STOCKS["thermal-2x1"]
+    pdf = pdf_for(manager, fabric.project, stock=stock, network="oob")
+    assert pdf.count(b"/Type /Page\n") == 2
+    assert printed_labels(pdf, stock) == [
+        "O00001 A01-U10-gpu-001-bmc (A) to N01-U01-leaf-01-mgmt",
+        "O00001 N01-U01-leaf-01-mgmt (B1) to A01-U10-gpu-001-bmc",
+    ]
+
+
+def test_qr_and_code128_carry_the_cable_label_drawn_once_per_cable(fabric, manager, monkeypatch):
+    """No QR decoder is installed here, so the test records what the QR widget and the bar code were
+    given (the real reportlab objects are still drawn)."""
+    qr_values, bar_values = [], []
+
+    def recording_qr(value, size):
+        widget = real_qr(value, size)
+        qr_values.append(widget.value)
+        return widget
+
+    def recording_bars(value, width, height):
+        bars = real_bars(value, width, height)
+        bar_values.append(bars.value)
+        return bars
+
+    real_qr, real_bars = module.qr_widget, module.code128
+    monkeypatch.setattr(module, "qr_widget", recording_qr)
+    monkeypatch.setattr(module, "code128", recording_bars)
+    pdf = pdf_for(manager, fabric.project)
+    labels = ["C00001", "C00002", "C00003", "C00004", "C00005", "C00006", "C00007", "O00001"]
+    assert qr_values == labels and bar_values == labels  # once per cable, reused on each of its ends
+    assert pdf.count(b"/Subtype /Form") == 8
+    # ... and placed on every label: the QR and bar code areas of the 17 used slots are inked, the next is blank.
+    assert inked_codes(pdf, 18) == [(True, True)] * 17 + [(False, False)]
+
+
+def inked_codes(pdf: bytes, slots: int, stock=L7651) -> list[tuple[bool, bool]]:
+    """For each label slot of page 1: whether its QR area (top left) and bar code area (bottom) hold ink."""
+    from PIL import Image
+
+    dpi = 100
+    png = subprocess.run(["pdftoppm", "-r", str(dpi), "-gray", "-png", "-f", "1", "-l", "1", "-"],
+                         input=pdf, capture_output=True, check=True).stdout
+    image = Image.open(io.BytesIO(png)).convert("L")
+    scale = dpi / 72
+
+    def inked(left, top, right, bottom) -> bool:
+        return image.crop((int(left), int(top), int(right), int(bottom))).getextrema()[0] < 100
+
+    found = []
+    for slot in range(slots):
+        x, y = stock.origin(slot)
+        top = (stock.page_size[1] - y - stock.label_h) * scale  # image rows run down from the top
+        left, width, height = x * scale, stock.label_w * scale, stock.label_h * scale
+        found.append((
+            inked(left + 0.05 * width, top + 0.1 * height, left + 0.35 * width, top + 0.6 * height),
+            inked(left + 0.2 * width, top + 0.85 * height, left + 0.8 * width, top + 0.92 * height),
+        ))
+    return found
+
+
+def test_code128_fits_the_label_and_refuses_what_it_cannot_encode():
+    bars = code128("C00005", L7651.label_w, 10)
+    assert bars.value == "C00005" and bars.width <= L7651.label_w
+    assert code128("Ç-01", 100, 10) is None  # non-ASCII: the label keeps its text and QR
+
+
+def test_a_wide_breakout_lists_the_first_legs_and_how_many_more():
+    far = tuple(f"N01-U01-leaf-01-p{i}" for i in range(1, 9))
+    lines = EndLabel(cable_pk=1, label="C00009", leg="A", tag="A01-U10-gpu-001-ib0", far=far).lines
+    assert lines == ["A01-U10-gpu-001-ib0 (A)", "to N01-U01-leaf-01-p1", "to N01-U01-leaf-01-p2",
+                     "to N01-U01-leaf-01-p3", "+5 more"]
+
+
+def test_an_empty_selection_says_so(fabric, manager):
+    assert " ".join(printed_labels(pdf_for(manager, fabric.project, rack="NOPE"))) == "No cable ends match."
+
+
+def test_label_sheet_query_count_does_not_grow_with_cables(project, manager, add_cables):
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            labels_pdf(cable_list(user=manager, project=project), stock=L7651)
+        return len(captured.captured_queries)
+
+    add_cables(project, 5, 0)
+    few = queries()
+    add_cables(project, 45, 5)
+    assert queries() == few == 1
+
+
+def test_end_tags_match_the_planners_label_scheme():
+    """The DB side prints the tag the planner defines (cabling.planner.labels.end_tag) for the same end."""
+    from cabling.planner.labels import end_tag as planner_tag
+    from cabling.planner.model import CableEnd as PlannedEnd
+    from cabling.planner.model import PortRef
+    from cabling.selectors import end_tag
+
+    planned = PlannedEnd("B", 1, PortRef("ib-p0-leaf-03", "p12", 1, "p12"), "N01", 4, (0,))
+    assert end_tag(rack="N01", top_u=4, device="ib-p0-leaf-03", port="p12/1") == planner_tag(planned)
+    assert planner_tag(planned) == "N01-U04-ib-p0-leaf-03-p12/1"
