@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install migrate demo worker lint bench clean
+.PHONY: run test install migrate demo worker beat lint bench clean
 
 # Re-installs whenever pyproject.toml changes (new dependency), otherwise does nothing.
 $(STAMP): pyproject.toml
@@ -35,6 +35,12 @@ run: demo
 worker: $(STAMP)
 	@test -n "$$CELERY_BROKER_URL" || { echo "make worker needs CELERY_BROKER_URL, e.g. CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make worker"; exit 1; }
 	$(BIN)/celery -A bringup worker --loglevel=info --concurrency=2
+
+# Celery beat: sends the soak tick (validation.tasks.soak_tick) every SOAK_TICK_SECONDS; run exactly one.
+beat: $(STAMP)
+	@test -n "$$CELERY_BROKER_URL" || { echo "make beat needs CELERY_BROKER_URL, e.g. CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make beat"; exit 1; }
+	@mkdir -p var
+	$(BIN)/celery -A bringup beat --loglevel=info --schedule=var/celerybeat-schedule
 
 test: $(STAMP)
 	$(BIN)/ruff check .

@@ -6,11 +6,15 @@ from rest_framework.routers import DefaultRouter
 
 from delivery.api.views import MembershipViewSet, ProjectViewSet
 from inventory.api.views import register as register_inventory
+from validation.api import register as register_validation
+from validation.uploads.api import ToolUploadViewSet
 
 router = DefaultRouter()
 router.register("projects", ProjectViewSet, basename="project")
 router.register("memberships", MembershipViewSet, basename="membership")
 register_inventory(router)
+register_validation(router)
+router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 
 urlpatterns = [
     # POST username and password, get the token to send as `Authorization: Token <key>`.

@@ -9,3 +9,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bringup.settings")
 app = Celery("bringup")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+# What `celery -A bringup beat` (make beat) sends. The soak tick is cheap when no window is due a reading.
+# SOAK_TICK_SECONDS comes straight from the environment: this module is imported while the Django
+# settings are still loading, so it cannot read them.
+app.conf.beat_schedule = {
+    "soak-sample-due-windows": {
+        "task": "validation.tasks.soak_tick",
+        "schedule": float(os.environ.get("SOAK_TICK_SECONDS", "60")),
+    },
+}

@@ -162,6 +162,13 @@ VALIDATION_MAX_RETRIES = int(os.environ.get("VALIDATION_MAX_RETRIES", "3"))
 VALIDATION_RETRY_BASE_S = float(os.environ.get("VALIDATION_RETRY_BASE_S", "5"))
 VALIDATION_RETRY_MAX_S = float(os.environ.get("VALIDATION_RETRY_MAX_S", "300"))
 
+# Uploaded tool outputs (page or node post): the largest file accepted.
+UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
+# Soak: a window's default length and how often its link counters are read. How often Celery beat looks
+# for windows due a reading is SOAK_TICK_SECONDS (default 60), read by bringup/celery.py.
+SOAK_DURATION_HOURS = float(os.environ.get("SOAK_DURATION_HOURS", "72"))
+SOAK_SAMPLE_INTERVAL_MINUTES = float(os.environ.get("SOAK_SAMPLE_INTERVAL_MINUTES", "15"))
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,

@@ -11,6 +11,7 @@ class CheckKind(models.TextChoices):
     NCCL = "nccl", "NCCL all_reduce_perf"
     NODE_INVENTORY = "node_inventory", "Node inventory (driver, firmware, libraries)"
     SOAK = "soak", "Soak (counter sampling)"
+    PORT_STATE = "port_state", "Port state (ibstat / ibstatus)"  # arrives only as an uploaded output
 
 
 class RunStatus(models.TextChoices):
@@ -47,6 +48,7 @@ class RunnerKind(models.TextChoices):
     SIMULATED = "simulated", "Simulated (demo cluster)"
     LOCAL = "local", "Local subprocess"
     SSH = "ssh", "SSH"
+    UPLOAD = "upload", "Uploaded output"  # results parsed from a file a technician or a node sent
 
 
 class NcclLauncher(models.TextChoices):
@@ -58,3 +60,12 @@ class UploadStatus(models.TextChoices):
     QUEUED = "queued", "Queued"
     PARSED = "parsed", "Parsed"
     FAILED = "failed", "Failed"
+
+
+class UploadSource(models.TextChoices):
+    PAGE = "page", "Upload page"
+    API = "api", "API (node post)"
+
+
+# Kinds a user can start as a run of targets; the others only come from uploads or soak windows.
+STARTABLE_CHECK_KINDS = tuple(k for k in CheckKind if k not in (CheckKind.SOAK, CheckKind.PORT_STATE))

@@ -6,6 +6,7 @@ redelivered task updates its own row instead of adding one: (run, target_key) is
 """
 
 import dataclasses
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -19,7 +20,7 @@ from delivery.models import Project
 from inventory.models import Device, Optic, Port
 
 from . import criteria
-from .choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from .choices import CheckKind, ResultStatus, RunnerKind, RunStatus, UploadSource, UploadStatus, Verdict
 
 _DEFAULTS = criteria.Profile()
 _FRACTION = [MinValueValidator(0.0), MaxValueValidator(1.0)]
@@ -206,3 +207,124 @@ class CheckResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.target_key}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Uploaded tool outputs
+
+
+def tool_upload_path(upload: "ToolUpload", filename: str) -> str:
+    return f"uploads/{upload.project.code}/{filename}"
+
+
+class ToolUpload(models.Model):
+    """A tool's output sent as a file (the upload page) or posted by a node (the API). The file is kept
+    as it came, whatever happens; a task parses it and files its results as the CheckResults of one run
+    (runner "upload"), so uploaded and executed measurements live in one place."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tool_uploads")
+    file = models.FileField(upload_to=tool_upload_path, max_length=300)
+    original_name = models.CharField(max_length=255)
+    size_bytes = models.PositiveIntegerField(default=0)
+    host = models.CharField(max_length=200, help_text="The node the output was captured on, as sent.")
+    device = models.ForeignKey(Device, **_OPTIONAL, related_name="tool_uploads")
+    tool_requested = models.CharField(max_length=20, blank=True, help_text="Blank: detect the tool.")
+    tool = models.CharField(max_length=20, blank=True, help_text="The tool the output was read as.")
+    source = models.CharField(max_length=8, choices=UploadSource.choices, default=UploadSource.PAGE)
+    status = models.CharField(max_length=8, choices=UploadStatus.choices, default=UploadStatus.QUEUED)
+    error = models.TextField(blank=True)
+    error_line = models.PositiveIntegerField(null=True, blank=True, help_text="1-based line of the file.")
+    run = models.OneToOneField(CheckRun, **_OPTIONAL, related_name="upload")
+    result_count = models.PositiveIntegerField(default=0)
+    counts = models.JSONField(default=dict, blank=True, help_text='Results per verdict, e.g. {"pass": 7, "fail": 1}.')
+    uploaded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="tool_uploads"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="toolupload_project_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.project.code} upload {self.pk} ({self.original_name})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status != UploadStatus.QUEUED
+
+
+# ---------------------------------------------------------------------------------------------------
+# Soak: link counters sampled across a long window
+
+
+class SoakWindow(models.Model):
+    """A soak: every compute port's counters read every `interval` for `duration`. Its run (kind soak)
+    holds one CheckResult per port, failed as soon as a counter grows; the run's status is the window's
+    (running while open, done when it ran its course, cancelled when stopped early)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="soak_windows")
+    run = models.OneToOneField(CheckRun, on_delete=models.CASCADE, related_name="soak_window")
+    started_at = models.DateTimeField()
+    duration = models.DurationField(validators=[MinValueValidator(timedelta(minutes=1))])
+    interval = models.DurationField(validators=[MinValueValidator(timedelta(seconds=10))])
+    sweeps = models.PositiveIntegerField(default=0, help_text="Samplings started (sample 0 is the baseline).")
+    last_sweep_at = models.DateTimeField(null=True, blank=True)
+    started_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-started_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.project.code} soak #{self.pk}"
+
+    @property
+    def ends_at(self):
+        return self.started_at + self.duration
+
+    @property
+    def duration_hours(self) -> float:
+        return self.duration.total_seconds() / 3600
+
+    @property
+    def interval_minutes(self) -> float:
+        return self.interval.total_seconds() / 60
+
+    @property
+    def is_open(self) -> bool:
+        return self.run.status == RunStatus.RUNNING
+
+    def progress(self, now) -> float:
+        """Elapsed share of the window, 0..1 (a stopped or finished window stays where it ended)."""
+        end = now if self.is_open else (self.run.finished_at or now)
+        elapsed = (min(end, self.ends_at) - self.started_at).total_seconds()
+        return max(0.0, min(1.0, elapsed / self.duration.total_seconds()))
+
+
+class SoakSample(models.Model):
+    """One port's counters at one sampling. `error` says why a reading is missing."""
+
+    window = models.ForeignKey(SoakWindow, on_delete=models.CASCADE, related_name="samples")
+    result = models.ForeignKey(CheckResult, on_delete=models.CASCADE, related_name="soak_samples")
+    sweep = models.PositiveIntegerField()
+    taken_at = models.DateTimeField()
+    symbol_errors = models.BigIntegerField(null=True, blank=True)
+    effective_physical_errors = models.BigIntegerField(null=True, blank=True)
+    link_down = models.BigIntegerField(null=True, blank=True)
+    link_error_recovery = models.BigIntegerField(null=True, blank=True)
+    effective_ber = models.FloatField(null=True, blank=True)
+    symbol_ber = models.FloatField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["window", "sweep", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["result", "sweep"], name="soaksample_one_per_port_and_sweep"),
+        ]
+        indexes = [models.Index(fields=["window", "sweep"], name="soaksample_window_sweep_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.result_id}@{self.sweep}"

@@ -15,8 +15,9 @@ import random
 from celery import shared_task
 from django.conf import settings
 
-from . import services
+from . import services, soak
 from .runners import TransientRunnerError
+from .uploads import services as upload_services
 
 logger = logging.getLogger(__name__)
 
@@ -85,3 +86,28 @@ def check_target(self, result_id: int) -> None:
         services.check_target_record(result=result, measurement=measurement)
     if not self.request.is_eager and services.round_is_finished(result=result):
         check_run_dispatch.delay(result.run_id)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Uploaded tool outputs and soak sampling (thin: the work is in uploads/services.py and soak.py)
+
+
+@shared_task(ignore_result=True)
+def tool_upload_parse(upload_id: int) -> None:
+    """Parse a queued upload and file its results (or its error). A second delivery finds it done."""
+    upload_services.tool_upload_process(upload_id=upload_id)
+
+
+@shared_task(ignore_result=True)
+def soak_tick(now: str | None = None) -> None:
+    """Celery beat calls this every SOAK_TICK_SECONDS: every open soak window due a reading starts one
+    (a task per node), and windows that ran their course are closed. `now` (ISO 8601) is for tests and
+    replays; beat leaves it out."""
+    soak.soak_tick(now=soak.parse_now(now))
+
+
+@shared_task(ignore_result=True)
+def soak_sample_node(window_id: int, sweep: int, device_id: int, taken_at: str) -> None:
+    """Read the counters of one node's ports for one sampling of a soak window. Safe to run twice: a
+    port already read at this sampling is skipped."""
+    soak.soak_node_sample(window_id=window_id, sweep=sweep, device_id=device_id, taken_at=soak.parse_now(taken_at))

@@ -6,6 +6,8 @@
  *          </div>
  * The endpoint answers {status, status_label, done, total, finished}. When `finished` is true polling
  * stops; with data-progress-reload the page reloads so the server renders the result.
+ * Any other figure the endpoint sends is shown by an element <span data-progress-field="name"> inside
+ * the box (e.g. percent, or a check run's failed count).
  * data-progress-interval sets the period in ms (default 1000). No dependencies.
  */
 (function () {
@@ -21,6 +23,11 @@
     }
     if (status) status.textContent = state.status_label || state.status || "";
     if (count) count.textContent = state.total ? state.done + " / " + state.total : "";
+    var fields = box.querySelectorAll("[data-progress-field]");
+    for (var i = 0; i < fields.length; i++) {
+      var value = state[fields[i].getAttribute("data-progress-field")];
+      if (value !== undefined && value !== null) fields[i].textContent = value;
+    }
     box.setAttribute("data-progress-state", state.status || "");
   }
 

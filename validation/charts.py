@@ -1,0 +1,597 @@
+"""Charts of the validation pages: reportlab.graphics drawings rendered to SVG that a page inlines.
+
+Pure functions of plain numbers (no Django, no models): selectors turn results into figures, these turn
+figures into pictures, and the page prints the same figures as a table beside the picture.
+
+Every mark a reader or a test may look for carries a class and its figure as data- attributes (reportlab
+passes a shape's `_svgAttrs` through to the SVG element): bars and heatmap cells (`bar`, `cell`), plotted
+points (`point`), axis ticks (`tick`, centred on the value's position) and threshold lines (`threshold`,
+drawn as thin rectangles because reportlab's lines cannot carry attributes). reportlab draws with the
+origin at the bottom left and flips the whole picture once, so a larger y attribute is higher up.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from xml.sax.saxutils import escape
+
+from reportlab.graphics import renderSVG
+from reportlab.graphics.shapes import Drawing, Group, PolyLine, Rect, String
+from reportlab.lib import colors
+
+from .criteria import fmt_bytes, fmt_num, fmt_sci
+
+SVG_CONTENT_TYPE = "image/svg+xml"
+
+# The page's palette (static/css/bringup.css), so a chart's red is the badge's red.
+PASS_COLOUR = "#2e7d32"
+WARN_COLOUR = "#b26a00"
+FAIL_COLOUR = "#c62828"
+BAR_COLOUR = "#1f5fbf"
+AXIS_COLOUR = "#5b6677"
+GRID_COLOUR = "#d8dce3"
+MISSING_COLOUR = "#c9ced6"
+HEAT_LOW = "#e8f0fe"  # the slowest pair of a matrix
+HEAT_HIGH = "#1f5fbf"  # the fastest
+LEVEL_COLOURS = {"pass": PASS_COLOUR, "warn": WARN_COLOUR, "fail": FAIL_COLOUR, "error": AXIS_COLOUR}
+# Series colours stay clear of the threshold colours, so a line is never mistaken for a limit.
+SERIES_COLOURS = (BAR_COLOUR, "#7b1fa2", "#00838f", "#6d4c41", AXIS_COLOUR)
+
+FONT = "Helvetica"
+FONT_SIZE = 9
+BER_FLOOR = 1e-20  # BERs below this (mlxlink prints 1.5e-254 for "none") sit on the axis floor
+THRESHOLD_WIDTH = 1.5
+
+
+# ---------------------------------------------------------------------------------------------------
+# Scales and ticks
+
+
+@dataclass(frozen=True)
+class Scale:
+    """Maps a value in [lo, hi] onto [start, end] of the drawing, linearly or by its logarithm. Values
+    outside the range are clamped to it, so an outlier sits on the edge instead of off the picture."""
+
+    lo: float
+    hi: float
+    start: float
+    end: float
+    log: bool = False
+
+    def at(self, value: float) -> float:
+        value = min(max(value, self.lo), self.hi)
+        if self.log:
+            lo, hi, value = math.log10(self.lo), math.log10(self.hi), math.log10(value)
+        else:
+            lo, hi = self.lo, self.hi
+        if hi == lo:
+            return (self.start + self.end) / 2
+        return self.start + (value - lo) / (hi - lo) * (self.end - self.start)
+
+
+def nice_step(span: float, count: int = 5) -> float:
+    """A 1, 2 or 5 times a power of ten step that cuts `span` into about `count` parts."""
+    if span <= 0:
+        return 1.0
+    raw = span / count
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+def linear_ticks(lo: float, hi: float, count: int = 5) -> list[float]:
+    step = nice_step(hi - lo, count)
+    first = math.ceil(lo / step - 1e-9) * step
+    ticks, value = [], first
+    while value <= hi + step * 1e-9:
+        ticks.append(round(value, 10))
+        value += step
+    return ticks
+
+
+def decade_ticks(lo: float, hi: float) -> list[float]:
+    return [10.0**k for k in range(math.ceil(math.log10(lo) - 1e-9), math.floor(math.log10(hi) + 1e-9) + 1)]
+
+
+def nice_ceiling(value: float) -> float:
+    """The first tick of a 5-part axis at or above `value`."""
+    step = nice_step(value)
+    return math.ceil(value / step - 1e-9) * step
+
+
+# ---------------------------------------------------------------------------------------------------
+# Drawing helpers
+
+
+def _colour(hex_colour: str):
+    return colors.HexColor(hex_colour)
+
+
+def _data(value: float | int | str | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def _tagged(shape, css_class: str, **data):
+    """Give a shape a class and data- attributes in the SVG (data_x -> data-x)."""
+    attrs = {"class": css_class}
+    attrs.update({"data-" + key.replace("_", "-"): _data(value) for key, value in data.items()})
+    shape._svgAttrs = attrs
+    return shape
+
+
+def _box(x: float, y: float, width: float, height: float, fill: str, css_class: str, **data) -> Rect:
+    rect = Rect(x, y, width, height, fillColor=_colour(fill), strokeColor=None, strokeWidth=0)
+    return _tagged(rect, css_class, **data)
+
+
+def _text(x: float, y: float, text: str, *, anchor: str = "start", size: float = FONT_SIZE, fill=AXIS_COLOUR):
+    return String(x, y, text, fontName=FONT, fontSize=size, fillColor=_colour(fill), textAnchor=anchor)
+
+
+def _vertical_text(x: float, y: float, text: str, *, size: float = FONT_SIZE) -> Group:
+    """Text read bottom to top, its end at (x, y): for crowded x-axis labels."""
+    group = Group(_text(0, 0, text, anchor="end", size=size))
+    group.transform = (0, 1, -1, 0, x, y)
+    return group
+
+
+def _hline(drawing: Drawing, x1: float, x2: float, y: float, css_class: str, colour: str, **data) -> None:
+    drawing.add(_box(x1, y - THRESHOLD_WIDTH / 2, x2 - x1, THRESHOLD_WIDTH, colour, css_class, **data))
+
+
+def _vline(drawing: Drawing, x: float, y1: float, y2: float, css_class: str, colour: str, **data) -> None:
+    drawing.add(_box(x - THRESHOLD_WIDTH / 2, y1, THRESHOLD_WIDTH, y2 - y1, colour, css_class, **data))
+
+
+@dataclass(frozen=True)
+class Plot:
+    """The plotting area inside a drawing (margins hold the axes' labels)."""
+
+    left: float
+    bottom: float
+    right: float
+    top: float
+
+    @property
+    def width(self) -> float:
+        return self.right - self.left
+
+    @property
+    def height(self) -> float:
+        return self.top - self.bottom
+
+
+def _frame(drawing: Drawing, plot: Plot) -> None:
+    drawing.add(Rect(plot.left, plot.bottom, plot.width, plot.height, fillColor=None,
+                     strokeColor=_colour(GRID_COLOUR), strokeWidth=1))
+
+
+def _x_ticks(drawing, plot: Plot, scale: Scale, ticks: Sequence[float], label: Callable[[float], str]) -> None:
+    for value in ticks:
+        x = scale.at(value)
+        drawing.add(_box(x - 0.5, plot.bottom - 4, 1, 4, AXIS_COLOUR, "tick", axis="x", value=value))
+        drawing.add(_text(x, plot.bottom - 14, label(value), anchor="middle"))
+
+
+def _y_ticks(
+    drawing, plot: Plot, scale: Scale, ticks: Sequence[float], label: Callable[[float], str], grid: bool = True
+) -> None:
+    for value in ticks:
+        y = scale.at(value)
+        if grid:
+            drawing.add(Rect(plot.left, y - 0.25, plot.width, 0.5, fillColor=_colour(GRID_COLOUR), strokeColor=None))
+        drawing.add(_box(plot.left - 4, y - 0.5, 4, 1, AXIS_COLOUR, "tick", axis="y", value=value))
+        drawing.add(_text(plot.left - 6, y - 3, label(value), anchor="end"))
+
+
+def _axis_titles(drawing, plot: Plot, x_title: str, y_title: str) -> None:
+    if x_title:
+        drawing.add(_text((plot.left + plot.right) / 2, 6, x_title, anchor="middle"))
+    if y_title:
+        drawing.add(_text(plot.left, plot.top + 8, y_title))
+
+
+def _legend(drawing, x: float, y: float, entries: Sequence[tuple[str, str]]) -> None:
+    """Swatches and names in one row from (x, y), right to left so the row ends at x."""
+    for name, colour in reversed(entries):
+        width = 12 + 5.2 * len(name)
+        x -= width
+        drawing.add(Rect(x, y, 8, 8, fillColor=_colour(colour), strokeColor=None))
+        drawing.add(_text(x + 11, y + 1, name))
+        x -= 8
+
+
+_XML_HEADER = re.compile(r"^.*?(?=<svg)", re.S)
+
+
+def render(drawing: Drawing, *, title: str, description: str = "", css_class: str = "") -> str:
+    """The drawing as an <svg> element to inline in a page: no XML prologue, a real <title> and <desc>,
+    and no fixed ids, so several charts can share a page."""
+    svg = renderSVG.drawToString(
+        drawing,
+        useClip=True,  # a clip attribute instead of a clipPath with id="clip" that every chart would share
+        svgAttrs={"class": f"chart {css_class}".strip(), "role": "img"},
+    )
+    svg = _XML_HEADER.sub("", svg, count=1)
+    svg = svg.replace("<title>...</title>", f"<title>{escape(title)}</title>", 1)
+    svg = svg.replace("<desc>...</desc>", f"<desc>{escape(description or title)}</desc>", 1)
+    return svg.replace(' id="group"', "", 1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bandwidth histogram against line rate
+
+
+@dataclass(frozen=True)
+class Bin:
+    lo: float
+    hi: float
+    count: int
+
+
+@dataclass(frozen=True)
+class Threshold:
+    value: float
+    level: str  # "fail", "warn" or "line" (a reference such as the line rate)
+    label: str
+
+
+THRESHOLD_COLOURS = {"fail": FAIL_COLOUR, "warn": WARN_COLOUR, "line": AXIS_COLOUR}
+
+
+def histogram(values: Sequence[float], *, lo: float, hi: float, bins: int) -> list[Bin]:
+    """Counts of `values` in `bins` equal bins over [lo, hi); values outside land in the end bins."""
+    width = (hi - lo) / bins
+    counts = [0] * bins
+    for value in values:
+        index = min(max(int((value - lo) // width), 0), bins - 1)
+        counts[index] += 1
+    return [Bin(lo + i * width, lo + (i + 1) * width, counts[i]) for i in range(bins)]
+
+
+def bandwidth_bins(values: Sequence[float], *, line_rate: float, bin_gbps: float | None = None) -> list[Bin]:
+    """Bins from 0 to the line rate (or the fastest value, if beyond): 40 of them unless told."""
+    top = max([line_rate, *values]) if values else line_rate
+    width = bin_gbps or nice_step(top, 40)
+    return histogram(values, lo=0.0, hi=math.ceil(top / width) * width, bins=max(1, math.ceil(top / width)))
+
+
+def histogram_svg(
+    bins: Sequence[Bin],
+    *,
+    thresholds: Sequence[Threshold] = (),
+    title: str,
+    x_title: str = "Gb/s",
+    width: float = 720,
+    height: float = 260,
+) -> str:
+    drawing = Drawing(width, height)
+    plot = Plot(left=44, bottom=34, right=width - 12, top=height - 34)
+    lo, hi = bins[0].lo, bins[-1].hi
+    x = Scale(lo, hi, plot.left, plot.right)
+    y_top = nice_ceiling(max(b.count for b in bins) or 1)
+    y = Scale(0, y_top, plot.bottom, plot.top)
+    _frame(drawing, plot)
+    _y_ticks(drawing, plot, y, [t for t in linear_ticks(0, y_top) if t == int(t)], lambda v: f"{v:.0f}")
+    _x_ticks(drawing, plot, x, linear_ticks(lo, hi, 8), lambda v: fmt_num(v))
+    for b in bins:
+        if b.count:
+            left, right = x.at(b.lo), x.at(b.hi)
+            drawing.add(_box(left + 0.5, plot.bottom, max(right - left - 1, 0.5), y.at(b.count) - plot.bottom,
+                             BAR_COLOUR, "bar", lo=b.lo, hi=b.hi, count=b.count))
+    for t in thresholds:
+        _vline(drawing, x.at(t.value), plot.bottom, plot.top, "threshold", THRESHOLD_COLOURS[t.level],
+               level=t.level, value=t.value)
+    _axis_titles(drawing, plot, x_title, "targets")
+    _legend(drawing, plot.right, plot.top + 6,
+            [("measured", BAR_COLOUR)] + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
+    return render(drawing, title=title, css_class="histogram")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bandwidth matrix heatmap
+
+
+def _blend(low: str, high: str, fraction: float) -> str:
+    a, b = _colour(low), _colour(high)
+    fraction = min(max(fraction, 0.0), 1.0)
+    mixed = [ca + (cb - ca) * fraction for ca, cb in ((a.red, b.red), (a.green, b.green), (a.blue, b.blue))]
+    return "#" + "".join(f"{round(c * 255):02x}" for c in mixed)
+
+
+def heat_colour(value: float, *, lo: float, hi: float) -> str:
+    return _blend(HEAT_LOW, HEAT_HIGH, (value - lo) / (hi - lo) if hi > lo else 1.0)
+
+
+def heatmap_svg(
+    nodes: Sequence[str],
+    cells: Mapping[tuple[str, str], float | None],
+    *,
+    flags: Mapping[tuple[str, str], str] | None = None,
+    title: str,
+    unit: str = "Gb/s",
+) -> str:
+    """Node x node, one cell per measured pair in the lower triangle (row below column in `nodes`
+    order; a pair given either way round lands in the same cell). A cell's colour runs from light (the
+    slowest pair) to dark (the fastest); flagged pairs (`flags`: pair -> "fail" or "warn") are filled
+    with the level's colour instead, and unmeasured pairs (value None) grey."""
+    flags = flags or {}
+    index = {name: i for i, name in enumerate(nodes)}
+    count = len(nodes)
+    cell = min(28.0, max(8.0, 720.0 / max(count, 1)))
+    label_size = min(FONT_SIZE, cell - 1.5)
+    label_room = 6 + 0.62 * label_size * max((len(n) for n in nodes), default=4)
+    grid = cell * count
+    width, height = max(label_room + grid + 16, 480), label_room + grid + 54
+    drawing = Drawing(width, height)
+    top = label_room + grid  # rows run down from here; columns run right from label_room
+    known = [v for v in cells.values() if v is not None]
+    lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
+    for pair, value in cells.items():
+        a, b = pair
+        if a not in index or b not in index or a == b:
+            continue
+        row, col = max(index[a], index[b]), min(index[a], index[b])
+        level = flags.get(pair) or flags.get((b, a))
+        if level in LEVEL_COLOURS and level != "pass":
+            fill = LEVEL_COLOURS[level]
+        elif value is None:
+            fill = MISSING_COLOUR
+        else:
+            fill = heat_colour(value, lo=lo, hi=hi)
+        drawing.add(_box(label_room + col * cell, top - (row + 1) * cell, cell - 0.5, cell - 0.5, fill, "cell",
+                         row=nodes[row], col=nodes[col], value=value, flag=level or ""))
+    for i, name in enumerate(nodes):
+        drawing.add(_text(label_room - 3, top - (i + 1) * cell + (cell - label_size) / 2 + 1, name,
+                          anchor="end", size=label_size))
+        drawing.add(_vertical_text(label_room + i * cell + (cell + label_size) / 2 - 1, label_room - 3, name,
+                                   size=label_size))
+    legend_y = height - 14
+    drawing.add(_text(label_room, legend_y, f"{fmt_num(lo, 1)} {unit}"))
+    for step in range(10):
+        drawing.add(Rect(label_room + 60 + step * 8, legend_y - 1, 8, 9, strokeColor=None,
+                         fillColor=_colour(heat_colour(lo + (hi - lo) * step / 9, lo=lo, hi=hi))))
+    drawing.add(_text(label_room + 144, legend_y, f"{fmt_num(hi, 1)} {unit}"))
+    _legend(drawing, width - 8, legend_y - 16, [("flagged: fail", FAIL_COLOUR),
+                                                ("flagged: slow or uneven", WARN_COLOUR),
+                                                ("not measured", MISSING_COLOUR)])
+    return render(drawing, title=title, css_class="heatmap")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Curves: NCCL bus bandwidth against message size, and values over time
+
+
+def _series_line(drawing, points: Sequence[tuple[float, float]], colour: str) -> None:
+    if len(points) > 1:
+        drawing.add(PolyLine([c for p in points for c in p], strokeColor=_colour(colour), strokeWidth=1.5))
+
+
+def _point(drawing, x: float, y: float, colour: str, **data) -> None:
+    drawing.add(_box(x - 2.5, y - 2.5, 5, 5, colour, "point", **data))
+
+
+def _size_ticks(lo: int, hi: int) -> list[float]:
+    """Powers of two between the sizes, at most about nine of them."""
+    first, last = math.ceil(math.log2(lo)), math.floor(math.log2(hi))
+    step = max(1, math.ceil((last - first) / 8))
+    return [float(2**k) for k in range(first, last + 1, step)]
+
+
+def nccl_curve_svg(
+    points: Sequence[tuple[int, float]],
+    *,
+    thresholds: Sequence[Threshold] = (),
+    title: str,
+    width: float = 720,
+    height: float = 280,
+) -> str:
+    """Bus bandwidth (GB/s) against message size on a log x axis, with the profile's figures as lines."""
+    drawing = Drawing(width, height)
+    plot = Plot(left=50, bottom=34, right=width - 14, top=height - 34)
+    sizes = [max(int(s), 1) for s, _ in points] or [1, 2]
+    lo, hi = min(sizes), max(max(sizes), min(sizes) * 2)
+    x = Scale(lo, hi, plot.left, plot.right, log=True)
+    top = nice_ceiling(max([bw for _, bw in points] + [t.value for t in thresholds] + [1]) * 1.05)
+    y = Scale(0, top, plot.bottom, plot.top)
+    _frame(drawing, plot)
+    _y_ticks(drawing, plot, y, linear_ticks(0, top), lambda v: fmt_num(v))
+    _x_ticks(drawing, plot, x, _size_ticks(lo, hi), lambda v: fmt_bytes(int(v)).replace(" ", ""))
+    for t in thresholds:
+        _hline(drawing, plot.left, plot.right, y.at(t.value), "threshold", THRESHOLD_COLOURS[t.level],
+               level=t.level, value=t.value)
+    placed = [(x.at(max(int(s), 1)), y.at(bw)) for s, bw in points]
+    _series_line(drawing, placed, BAR_COLOUR)
+    for (size, busbw), (px, py) in zip(points, placed, strict=True):
+        _point(drawing, px, py, BAR_COLOUR, size=int(size), value=busbw)
+    _axis_titles(drawing, plot, "message size (log scale)", "bus bandwidth, GB/s")
+    _legend(drawing, plot.right, plot.top + 6,
+            [("busbw", BAR_COLOUR)] + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
+    return render(drawing, title=title, css_class="nccl-curve")
+
+
+def timeline_svg(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    log: bool = False,
+    thresholds: Sequence[Threshold] = (),
+    title: str,
+    y_title: str = "",
+    width: float = 520,
+    height: float = 200,
+) -> str:
+    """Readings in the order they were taken (evenly spaced, first and last labelled), one line per
+    series; on a log axis values below the floor sit on it."""
+    drawing = Drawing(width, height)
+    plot = Plot(left=50, bottom=34, right=width - 14, top=height - 34)
+    count = max(len(labels), 1)
+    slot = plot.width / count
+    values = [v for vs in series.values() for v in vs if v is not None]
+    if log:
+        positive = [v for v in values if v > 0] + [t.value for t in thresholds]
+        lo = max(min(positive, default=BER_FLOOR), BER_FLOOR)
+        lo = 10.0 ** math.floor(math.log10(lo))
+        hi = 10.0 ** math.ceil(math.log10(max(positive, default=1e-6)) + 1e-9)
+        hi = max(hi, lo * 10)
+        y = Scale(lo, hi, plot.bottom, plot.top, log=True)
+        ticks, fmt = decade_ticks(lo, hi), fmt_sci
+        ticks = ticks[:: max(1, math.ceil(len(ticks) / 6))]
+    else:
+        top = nice_ceiling(max(values + [t.value for t in thresholds] + [1]))
+        y = Scale(0, top, plot.bottom, plot.top)
+        ticks, fmt = [t for t in linear_ticks(0, top) if t == int(t)], lambda v: f"{v:.0f}"
+    _frame(drawing, plot)
+    _y_ticks(drawing, plot, y, ticks, fmt)
+    for position in sorted({0, count - 1}):
+        if position < len(labels):
+            drawing.add(_text(plot.left + slot * (position + 0.5), plot.bottom - 14, labels[position],
+                              anchor="middle"))
+    for t in thresholds:
+        _hline(drawing, plot.left, plot.right, y.at(t.value), "threshold", THRESHOLD_COLOURS[t.level],
+               level=t.level, value=t.value)
+    for (name, readings), colour in zip(series.items(), SERIES_COLOURS * 4, strict=False):
+        placed = []
+        for index, value in enumerate(readings):
+            if value is None:
+                continue
+            px, py = plot.left + slot * (index + 0.5), y.at(max(value, y.lo) if log else value)
+            placed.append((px, py))
+            _point(drawing, px, py, colour, series=name, index=index, value=value)
+        _series_line(drawing, placed, colour)
+    _axis_titles(drawing, plot, "", y_title)
+    _legend(drawing, plot.right, plot.top + 6,
+            [(name, colour) for name, colour in zip(series, SERIES_COLOURS * 4, strict=False)]
+            + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
+    return render(drawing, title=title, css_class="timeline")
+
+
+# ---------------------------------------------------------------------------------------------------
+# BER per port
+
+
+def ber_level(value: float | None, *, warn: float, fail: float) -> str:
+    if value is None:
+        return "error"
+    if value > fail:
+        return "fail"
+    if value > warn:
+        return "warn"
+    return "pass"
+
+
+def ber_svg(
+    ports: Sequence[tuple[str, float | None]],
+    *,
+    warn: float,
+    fail: float,
+    title: str,
+    label_limit: int = 48,
+    width: float = 900,
+    height: float = 280,
+) -> str:
+    """One bar per port rising from the axis floor to its BER on a log scale (higher is worse), coloured
+    by the level it reaches; a port that reported no BER gets a grey stub. Port names are printed under
+    the bars when there are at most `label_limit` of them."""
+    labelled = len(ports) <= label_limit
+    bottom = 34 + (0.55 * FONT_SIZE * max((len(p) for p, _ in ports), default=0) if labelled else 0)
+    drawing = Drawing(width, height + (bottom - 34))
+    plot = Plot(left=50, bottom=bottom, right=width - 14, top=drawing.height - 34)
+    known = [v for _, v in ports if v is not None and v > 0]
+    lo = BER_FLOOR
+    hi = 10.0 ** math.ceil(math.log10(max(known + [fail * 100, warn * 100])) + 1e-9)
+    y = Scale(lo, hi, plot.bottom, plot.top, log=True)
+    _frame(drawing, plot)
+    ticks = decade_ticks(lo, hi)
+    _y_ticks(drawing, plot, y, ticks[:: max(1, math.ceil(len(ticks) / 8))], fmt_sci)
+    slot = plot.width / max(len(ports), 1)
+    for index, (name, value) in enumerate(ports):
+        left = plot.left + index * slot + min(1.0, slot * 0.15)
+        bar_width = max(slot - 2 * min(1.0, slot * 0.15), 0.6)
+        level = ber_level(value, warn=warn, fail=fail)
+        top = y.at(value) if value is not None and value > 0 else plot.bottom + 2
+        drawing.add(_box(left, plot.bottom, bar_width, max(top - plot.bottom, 0.5),
+                         LEVEL_COLOURS[level] if value is not None else MISSING_COLOUR,
+                         "bar", port=name, value=value, level=level))
+        if labelled:
+            drawing.add(_vertical_text(left + bar_width / 2 + 3, plot.bottom - 4, name, size=FONT_SIZE - 1))
+    for value, level in ((warn, "warn"), (fail, "fail")):
+        _hline(drawing, plot.left, plot.right, y.at(value), "threshold", THRESHOLD_COLOURS[level],
+               level=level, value=value)
+    _axis_titles(drawing, plot, "" if labelled else f"{len(ports)} ports", "effective BER (log scale)")
+    _legend(drawing, plot.right, plot.top + 6,
+            [("pass", PASS_COLOUR), ("warn", WARN_COLOUR), ("fail", FAIL_COLOUR), (f"warn {fmt_sci(warn)}",
+             WARN_COLOUR), (f"fail {fmt_sci(fail)}", FAIL_COLOUR)])
+    return render(drawing, title=title, css_class="ber")
+
+
+# ---------------------------------------------------------------------------------------------------
+# DOM per lane
+
+
+@dataclass(frozen=True)
+class DomSeries:
+    """One reading per lane (Rx or Tx power, dBm) and the module's own [low, high] limits."""
+
+    name: str
+    lanes: Sequence[float | None]
+    limits: tuple[float, float] | None
+
+
+def dom_level(value: float | None, limits: tuple[float, float] | None, margin: float) -> str:
+    if value is None:
+        return "error"
+    if limits is None:
+        return "pass"
+    lo, hi = limits
+    if value < lo or value > hi:
+        return "fail"
+    if margin and (value < lo + margin or value > hi - margin):
+        return "warn"
+    return "pass"
+
+
+def dom_svg(series: Sequence[DomSeries], *, margin: float, title: str, width: float = 640,
+            height: float = 240) -> str:
+    """A panel per series (Rx power, Tx power): a point per lane against the module's low and high
+    limits (fail lines) and the profile's margin inside them (warn lines)."""
+    drawing = Drawing(width, height)
+    values = [v for s in series for v in s.lanes if v is not None]
+    bounds = [b for s in series if s.limits for b in s.limits]
+    lo = math.floor(min(values + bounds + [0]) - 1)
+    hi = math.ceil(max(values + bounds + [0]) + 1)
+    panel_width = (width - 50) / max(len(series), 1)
+    for panel, s in enumerate(series):
+        plot = Plot(left=50 + panel * panel_width + (0 if panel == 0 else 16), bottom=30,
+                    right=50 + (panel + 1) * panel_width - 10, top=height - 34)
+        y = Scale(lo, hi, plot.bottom, plot.top)
+        _frame(drawing, plot)
+        _y_ticks(drawing, plot, y, linear_ticks(lo, hi, 6), lambda v: fmt_num(v), grid=True)
+        if s.limits:
+            low, high = s.limits
+            for value, level, bound in ((low, "fail", "low"), (high, "fail", "high"),
+                                        (low + margin, "warn", "low"), (high - margin, "warn", "high")):
+                if level == "warn" and not margin:
+                    continue
+                _hline(drawing, plot.left, plot.right, y.at(value), "threshold", THRESHOLD_COLOURS[level],
+                       level=level, bound=bound, value=value, series=s.name)
+        slot = plot.width / max(len(s.lanes), 1)
+        for lane, value in enumerate(s.lanes):
+            x = plot.left + slot * (lane + 0.5)
+            drawing.add(_text(x, plot.bottom - 12, f"lane {lane}", anchor="middle"))
+            if value is not None:
+                level = dom_level(value, s.limits, margin)
+                _point(drawing, x, y.at(value), LEVEL_COLOURS[level], series=s.name, lane=lane, value=value,
+                       level=level)
+        drawing.add(_text(plot.left, plot.top + 8, f"{s.name}, dBm"))
+    _legend(drawing, width - 14, height - 14, [("module limit", FAIL_COLOUR), ("margin", WARN_COLOUR)])
+    return render(drawing, title=title, css_class="dom")

@@ -1,0 +1,453 @@
+"""Writes of tool-output uploads: accepting a file (page or node post) and turning it into check results.
+
+`tool_upload_create` keeps the file and queues it; the thin task calls `tool_upload_process`, which reads
+the text, detects the tool, matches every result to the upload's node and its ports (mlx5_3 -> rail 3, as
+the check runs number rails), judges it with the project's acceptance profile and files it as a
+CheckResult of one run whose runner is "upload". All of that happens in one transaction: a file that
+cannot be read, or whose results cannot be filed, leaves no results behind, only the upload marked failed
+with the line that stopped it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from delivery.access import Capability, can
+from delivery.models import Project
+from inventory.models import Device, Port
+
+from .. import criteria
+from ..choices import CheckKind, ResultStatus, RunnerKind, RunStatus, UploadSource, UploadStatus, Verdict
+from ..models import CheckResult, CheckRun, ToolUpload
+from ..parsers import detect_tool, parse
+from ..parsers.base import ParseError
+from ..services import Node, Rail, _gpu_nodes, acceptance_profile_for
+from .judge import evaluate_port_state, rail_index, split_text
+
+logger = logging.getLogger(__name__)
+
+# The tools whose results concern a node or one of its ports. The others (topology dumps, ibdiagnet, lldp,
+# ethtool -m, nvidia-smi topo) describe the fabric or a module and are read elsewhere.
+UPLOAD_TOOLS = ("mlxlink", "perftest", "nccl", "ibstat", "ibstatus")
+TOOL_CHECK_KINDS = {
+    "mlxlink": CheckKind.LINK_HEALTH,
+    "nccl": CheckKind.NCCL,
+    "ibstat": CheckKind.PORT_STATE,
+    "ibstatus": CheckKind.PORT_STATE,
+    # perftest: GPU RDMA or CPU path, by whether the buffers were in GPU memory (see _perftest_results)
+}
+
+
+class UploadRejected(Exception):
+    """The file cannot become results; `line` is the 1-based line that says why."""
+
+    def __init__(self, line: int, message: str):
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+        self.message = message
+
+
+# ---------------------------------------------------------------------------------------------------
+# Accepting a file
+
+
+def max_upload_bytes() -> int:
+    return int(getattr(settings, "UPLOAD_MAX_BYTES", 20 * 1024 * 1024))
+
+
+def device_for_host(*, project: Project, host: str) -> Device:
+    """The project's device a host name means: exact, then ignoring case, then without the domain
+    (gpu-017.cluster.local is gpu-017). ValidationError naming the host when none matches."""
+    host = (host or "").strip()
+    if not host:
+        raise ValidationError({"host": "Give the host name of the node the output was captured on."})
+    devices = Device.objects.filter(project=project)
+    short = host.split(".", 1)[0]
+    for lookup in (Q(name=host), Q(name__iexact=host), Q(name__iexact=short)):
+        device = devices.filter(lookup).order_by("name").first()
+        if device is not None:
+            return device
+    raise ValidationError({"host": f"No device named {host!r} in project {project.code}."})
+
+
+def _clean_tool(tool: str | None) -> str:
+    tool = (tool or "").strip().lower()
+    if tool in ("", "auto"):
+        return ""
+    if tool not in UPLOAD_TOOLS:
+        raise ValidationError({"tool": f"{tool!r} is not a tool whose output can be uploaded: use auto or "
+                                       f"one of {', '.join(UPLOAD_TOOLS)}."})
+    return tool
+
+
+def _file_name(filename: str | None, host: str, tool: str) -> str:
+    name = os.path.basename((filename or "").replace("\\", "/")).strip()
+    return name or f"{host}-{tool or 'output'}.txt"
+
+
+@transaction.atomic
+def tool_upload_create(
+    *,
+    project: Project,
+    user,
+    host: str,
+    data: bytes,
+    filename: str | None = None,
+    tool: str | None = None,
+    source: str = UploadSource.PAGE,
+) -> ToolUpload:
+    """Keep the file and queue it for parsing. Refuses (ValidationError naming the field) an empty or
+    oversized file, an unknown tool or a host that is not a device of the project."""
+    if not can(user, Capability.RUN_CHECKS, project):
+        raise PermissionDenied("Your role in this project does not allow uploading tool outputs.")
+    tool = _clean_tool(tool)
+    if not data:
+        raise ValidationError({"file": "The file is empty."})
+    limit = max_upload_bytes()
+    if len(data) > limit:
+        raise ValidationError({"file": f"The file is {len(data):,} bytes; the limit is {limit:,} bytes."})
+    device = device_for_host(project=project, host=host)
+    name = _file_name(filename, host, tool)
+    upload = ToolUpload(
+        project=project,
+        original_name=name[:255],
+        size_bytes=len(data),
+        host=host.strip(),
+        device=device,
+        tool_requested=tool,
+        source=source,
+        uploaded_by=user,
+    )
+    upload.file.save(name, ContentFile(data), save=False)
+    upload.full_clean()
+    upload.save()
+    _enqueue_parse(upload)
+    return upload
+
+
+def _enqueue_parse(upload: ToolUpload) -> None:
+    from ..tasks import tool_upload_parse
+
+    upload_id = upload.pk
+    transaction.on_commit(lambda: tool_upload_parse.delay(upload_id))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Turning the file into results
+
+
+def tool_upload_process(*, upload_id: int) -> ToolUpload | None:
+    """Parse a queued upload and file its results, or mark it failed with the line. Safe to run twice:
+    only a queued upload is processed, under a lock on its row."""
+    try:
+        with transaction.atomic():
+            upload = _claim(upload_id)
+            if upload is None:
+                return ToolUpload.objects.filter(pk=upload_id).first()
+            _file_results(upload)
+            return upload
+    except UploadRejected as exc:
+        return _mark_failed(upload_id, exc.line, exc.message)
+    except Exception as exc:  # a bug must not leave the upload queued forever: record it, then log it
+        logger.exception("upload %s could not be processed", upload_id)
+        return _mark_failed(upload_id, None, f"internal error while filing the results ({type(exc).__name__})")
+
+
+def _claim(upload_id: int) -> ToolUpload | None:
+    upload = (
+        ToolUpload.objects.select_for_update(of=("self",))
+        .select_related("project", "device", "uploaded_by")
+        .filter(pk=upload_id)
+        .first()
+    )
+    return upload if upload is not None and upload.status == UploadStatus.QUEUED else None
+
+
+@transaction.atomic
+def _mark_failed(upload_id: int, line: int | None, message: str) -> ToolUpload | None:
+    upload = ToolUpload.objects.select_for_update().filter(pk=upload_id).first()
+    if upload is None or upload.status != UploadStatus.QUEUED:
+        return upload
+    upload.status = UploadStatus.FAILED
+    upload.error = f"line {line}: {message}" if line else message
+    upload.error_line = line
+    upload.finished_at = timezone.now()
+    upload.save(update_fields=["status", "error", "error_line", "finished_at"])
+    return upload
+
+
+def read_text(data: bytes) -> str:
+    """The file as text. Tools print ASCII; anything that is not UTF-8 text is refused with its line."""
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise UploadRejected(line, "binary data (a NUL byte); expected the text a tool printed")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise UploadRejected(line, f"byte 0x{data[exc.start]:02x} is not UTF-8 text; expected the text a tool "
+                                   "printed") from exc
+
+
+def _read_file(upload: ToolUpload) -> bytes:
+    with upload.file.open("rb") as handle:
+        return handle.read()
+
+
+@dataclass
+class Filed:
+    """One result about to become a CheckResult."""
+
+    key: str
+    verdict: criteria.Verdict
+    metrics: dict
+    raw: str
+    rail: Rail | None = None
+    notes: list[criteria.Reason] = field(default_factory=list)
+
+
+def _file_results(upload: ToolUpload) -> None:
+    text = read_text(_read_file(upload))
+    if not text.strip():
+        raise UploadRejected(1, "the file holds no text")
+    try:
+        tool = upload.tool_requested or detect_tool(text)
+        if tool not in UPLOAD_TOOLS:
+            raise UploadRejected(1, f"this is {tool} output, which is not about one node's checks; upload the "
+                                    f"output of one of {', '.join(UPLOAD_TOOLS)}")
+        parsed = parse(text, tool, source_name=upload.original_name)
+    except ParseError as exc:
+        raise UploadRejected(exc.line_no, f"{exc.message}; expected {exc.expected}") from exc
+    if not parsed:
+        raise UploadRejected(1, f"no {tool} results found in the file")
+    node = _node_of(upload)
+    profile = acceptance_profile_for(project=upload.project).as_criteria()
+    kind, filed = BUILDERS[tool](upload, parsed, text, node, profile)
+    _save(upload, tool, kind, filed)
+
+
+def _node_of(upload: ToolUpload) -> Node:
+    """The upload's device with its compute rails, numbered as the check runs number them."""
+    for node in _gpu_nodes(upload.project):
+        if node.device.pk == upload.device_id:
+            return node
+    return Node(device=upload.device, rails=())
+
+
+def _rail_for(node: Node, device_name: str | None) -> Rail | None:
+    index = rail_index(device_name)
+    if index is not None and index < len(node.rails):
+        return node.rails[index]
+    name = (device_name or "").strip()
+    return next((rail for rail in node.rails if rail.port.name == name), None)
+
+
+def _unmatched(node: Node, device_name: str | None) -> criteria.Reason:
+    if not device_name:
+        what = "the output does not name its device (mlx5_N), so it was not matched to a port"
+    else:
+        what = f"device {device_name!r} matches no compute port of {node.device.name}"
+        if node.rails:
+            what += f" (rails mlx5_0..mlx5_{len(node.rails) - 1}: {', '.join(r.port.name for r in node.rails)})"
+    return criteria.Reason(criteria.Outcome.WARN, what)
+
+
+def _key(node: Node, rail: Rail | None, device_name: str | None, index: int) -> str:
+    if rail is not None:
+        return f"{node.device.name}:{rail.port.name}"
+    return f"{node.device.name}:{device_name or f'#{index + 1}'}"
+
+
+def _with_notes(verdict: criteria.Verdict, notes: list[criteria.Reason]) -> criteria.Verdict:
+    return criteria.Verdict.of([*verdict.reasons, *notes]) if notes else verdict
+
+
+def _previous_counters(project: Project, port: Port) -> dict | None:
+    """The port's counters at its last link-health reading, to tell whether they grew since."""
+    metrics = (
+        CheckResult.objects.filter(
+            port=port, run__project=project, run__kind=CheckKind.LINK_HEALTH, status=ResultStatus.DONE
+        )
+        .order_by("-finished_at", "-id")
+        .values_list("metrics", flat=True)
+        .first()
+    )
+    counters = (metrics or {}).get("counters") or {}
+    return counters if any(v is not None for v in counters.values()) else None
+
+
+def _mlxlink_results(upload, parsed, text, node, profile):
+    pieces = split_text(text, [r.line_no for r in parsed])
+    filed = []
+    for index, (result, raw) in enumerate(zip(parsed, pieces, strict=True)):
+        rail = _rail_for(node, result.device)
+        notes = [] if rail else [_unmatched(node, result.device)]
+        if rail:
+            plan = criteria.link_plan(speed_gbps=rail.port.speed_gbps, lanes=rail.lanes, infiniband=True)
+            baseline = _previous_counters(upload.project, rail.port)
+        else:
+            plan, baseline = criteria.LinkPlan(speed=None, width=None), None
+        verdict = criteria.evaluate_link(result, plan=plan, profile=profile, baseline=baseline)
+        metrics = result.to_dict()
+        metrics.pop("sections", None)  # everything printed is in the raw output already
+        filed.append(Filed(_key(node, rail, result.device, index), _with_notes(verdict, notes), metrics, raw, rail))
+    return CheckKind.LINK_HEALTH, filed
+
+
+def _perftest_metrics(result, rail: Rail | None) -> dict:
+    metrics = result.to_dict()
+    if result.kind == "bw":
+        rows = [r for r in result.rows if getattr(r, "bw_avg_gbps", None) is not None]
+        largest = max(rows, key=lambda r: r.bytes) if rows else None
+        metrics.update(
+            rail=rail.index if rail else None,
+            bw_avg_gbps=criteria.measured_bandwidth(result),
+            bw_peak_gbps=getattr(largest, "bw_peak_gbps", None),
+            msg_rate_mpps=getattr(largest, "msg_rate_mpps", None),
+            line_rate_gbps=rail.port.speed_gbps if rail else None,
+        )
+    return metrics
+
+
+def _perftest_results(upload, parsed, text, node, profile):
+    """Client sides only when the file holds both (a server prints the same table)."""
+    pieces = split_text(text, [r.line_no for r in parsed])
+    pairs = [(r, raw) for r, raw in zip(parsed, pieces, strict=True) if r.role == "client"]
+    pairs = pairs or list(zip(parsed, pieces, strict=True))
+    filed = []
+    for index, (result, raw) in enumerate(pairs):
+        rail = _rail_for(node, result.device)
+        notes = [] if rail else [_unmatched(node, result.device)]
+        if result.kind != "bw":
+            verdict = criteria.Verdict.of(
+                [criteria.Reason(criteria.Outcome.PASS, f"{result.test}: latency kept; no acceptance criterion")]
+            )
+        else:
+            line_rate = rail.port.speed_gbps if rail else None
+            verdict = criteria.evaluate_bandwidth(
+                result, gpu=result.use_cuda, line_rate_gbps=line_rate, profile=profile
+            )
+        filed.append(
+            Filed(
+                _key(node, rail, result.device, index),
+                _with_notes(verdict, notes),
+                _perftest_metrics(result, rail),
+                raw,
+                rail,
+            )
+        )
+    kind = CheckKind.GPU_RDMA if any(r.use_cuda for r, _ in pairs) else CheckKind.CPU_BANDWIDTH
+    return kind, filed
+
+
+def _nccl_results(upload, parsed, text, node, profile):
+    pieces = split_text(text, [r.line_no for r in parsed])
+    filed = []
+    for result, raw in zip(parsed, pieces, strict=True):
+        metrics = result.to_dict()
+        metrics["curve"] = criteria.nccl_curve(result)
+        verdict = criteria.evaluate_nccl(result, profile=profile)
+        filed.append(Filed(f"nccl:{result.test or 'test'}", verdict, metrics, raw))
+    return CheckKind.NCCL, filed
+
+
+def _port_state_results(upload, parsed, text, node, profile):
+    pieces = split_text(text, [r.line_no for r in parsed])
+    filed = []
+    for index, (result, raw) in enumerate(zip(parsed, pieces, strict=True)):
+        name = getattr(result, "ca", None) or getattr(result, "device", None)
+        rail = _rail_for(node, name)
+        notes = [] if rail else [_unmatched(node, name)]
+        verdict = evaluate_port_state(
+            state=result.state,
+            physical_state=result.physical_state,
+            rate_gbps=result.rate_gbps,
+            planned_gbps=rail.port.speed_gbps if rail else None,
+        )
+        key = _key(node, rail, f"{name}/{result.port}" if not rail else name, index)
+        filed.append(Filed(key, _with_notes(verdict, notes), result.to_dict(), raw, rail))
+    return CheckKind.PORT_STATE, filed
+
+
+BUILDERS = {
+    "mlxlink": _mlxlink_results,
+    "perftest": _perftest_results,
+    "nccl": _nccl_results,
+    "ibstat": _port_state_results,
+    "ibstatus": _port_state_results,
+}
+
+
+def _unique_keys(filed: list[Filed]) -> None:
+    """Two results on one port (a file holding two runs of the same test) keep apart as key, key#2."""
+    seen: dict[str, int] = {}
+    for item in filed:
+        seen[item.key] = seen.get(item.key, 0) + 1
+        if seen[item.key] > 1:
+            item.key = f"{item.key}#{seen[item.key]}"
+
+
+def _save(upload: ToolUpload, tool: str, kind: str, filed: list[Filed]) -> None:
+    now = timezone.now()
+    _unique_keys(filed)
+    run = CheckRun(
+        project=upload.project,
+        kind=kind,
+        runner=RunnerKind.UPLOAD,
+        status=RunStatus.DONE,
+        requested_by=upload.uploaded_by,
+        total=len(filed),
+        done=len(filed),
+        started_at=now,
+        finished_at=now,
+    )
+    run.full_clean()
+    run.save()
+    rows = [_result_row(run, upload, item, now) for item in filed]
+    CheckResult.objects.bulk_create(rows, batch_size=500)
+    counts = {v: sum(1 for row in rows if row.verdict == v) for v in Verdict.values}
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items())
+    run.log = (
+        f"{now:%Y-%m-%d %H:%M:%S} {len(rows)} {tool} result(s) from upload #{upload.pk} "
+        f"({upload.original_name}) of {upload.host}: {summary}\n"
+    )
+    run.save(update_fields=["log"])
+    upload.tool = tool
+    upload.status = UploadStatus.PARSED
+    upload.run = run
+    upload.result_count = len(rows)
+    upload.counts = {v: n for v, n in counts.items() if n}
+    upload.finished_at = now
+    upload.save(update_fields=["tool", "status", "run", "result_count", "counts", "finished_at"])
+
+
+def _result_row(run: CheckRun, upload: ToolUpload, item: Filed, now) -> CheckResult:
+    rail = item.rail
+    verdict = item.verdict
+    return CheckResult(
+        run=run,
+        target_key=item.key[:200],
+        status=ResultStatus.ERROR if verdict.outcome == criteria.Outcome.ERROR else ResultStatus.DONE,
+        device=upload.device,
+        port=rail.port if rail else None,
+        cable_id=rail.cable_id if rail else None,
+        optic=rail.optic if rail else None,
+        host=upload.host,
+        raw_output=item.raw,
+        metrics=item.metrics,
+        verdict=verdict.outcome.value,
+        reasons=verdict.reasons_json(),
+        attempt=1,
+        started_at=now,
+        finished_at=now,
+    )
