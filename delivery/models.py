@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from simple_history.models import HistoricalRecords
@@ -54,3 +55,14 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} - {self.project.code} ({self.role})"
+
+    def clean(self):
+        if self.pk is not None and self.role != Role.MANAGER and self.is_last_manager():
+            raise ValidationError({"role": (
+                "This is the project's last manager; make someone else a manager before changing this role."
+            )})
+
+    def is_last_manager(self) -> bool:
+        """Whether this membership, as stored, is the only manager membership of its project."""
+        managers = Membership.objects.filter(project_id=self.project_id, role=Role.MANAGER)
+        return managers.filter(pk=self.pk).exists() and not managers.exclude(pk=self.pk).exists()

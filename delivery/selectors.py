@@ -9,4 +9,8 @@ def project_list(*, user) -> QuerySet[Project]:
 
 
 def membership_list(*, user) -> QuerySet[Membership]:
-    return scope_to_user(Membership.objects.all(), user).select_related("user", "project")
+    return (
+        scope_to_user(Membership.objects.all(), user)
+        .select_related("user", "project")
+        .order_by("project__code", "user__username")
+    )

@@ -1,14 +1,23 @@
 """Writes for projects and their people."""
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from .models import Membership, Project
 
 
+def _lock_memberships_of(project: Project) -> None:
+    """Serialise membership changes per project (row lock on the project), so two managers demoting
+    each other at the same moment cannot both pass the last-manager check."""
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+
+
 @transaction.atomic
 def membership_set(*, project: Project, user, role: str) -> Membership:
-    """Give the user this role in the project (creating the membership or changing its role)."""
+    """Give the user this role in the project (creating the membership or changing its role). The last
+    manager of a project cannot be demoted (Membership.clean says so on `role`)."""
+    _lock_memberships_of(project)
     membership = Membership.objects.filter(project=project, user=user).first() or Membership(
         project=project, user=user
     )
@@ -16,6 +25,22 @@ def membership_set(*, project: Project, user, role: str) -> Membership:
     membership.full_clean()
     membership.save()
     return membership
+
+
+class LastManagerError(ValidationError):
+    """Removing this membership would leave its project without a manager."""
+
+
+@transaction.atomic
+def membership_delete(*, membership: Membership) -> None:
+    """Remove someone from a project, unless they are its last manager."""
+    _lock_memberships_of(membership.project)
+    if membership.is_last_manager():
+        raise LastManagerError(
+            f"{membership.user} is the last manager of {membership.project.code}; make someone else a "
+            "manager before removing them."
+        )
+    membership.delete()
 
 
 @transaction.atomic

@@ -4,6 +4,7 @@ Devices are created and moved through inventory.services so their NICs, ports, l
 claims stay right; DeviceUnit rows are only ever written by those services, so they are read-only here.
 """
 
+from django import forms
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from simple_history.admin import SimpleHistoryAdmin
@@ -24,8 +25,28 @@ from .models import (
 )
 
 
+class ProjectFixedForm(forms.ModelForm):
+    """A form for rows whose project is read-only on change. Django leaves a field that is not on the
+    form out of validation, and with it every constraint naming the field, so (project, name) would only
+    be checked by the database (a 500); the project is put back in."""
+
+    def _get_validation_exclusions(self):
+        return super()._get_validation_exclusions() - {"project"}
+
+
+class ProjectFixedOnChangeMixin:
+    """A row's project is chosen when it is made and never changes: moving a site, rack or optic to
+    another project would leave its devices, ports and history pointing across tenants."""
+
+    form = ProjectFixedForm
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        return [*fields, "project"] if obj is not None else fields
+
+
 @admin.register(Site)
-class SiteAdmin(SimpleHistoryAdmin):
+class SiteAdmin(ProjectFixedOnChangeMixin, SimpleHistoryAdmin):
     list_display = ["name", "project", "address"]
     list_filter = ["project"]
     search_fields = ["name", "address", "project__code"]
@@ -33,7 +54,7 @@ class SiteAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Rack)
-class RackAdmin(SimpleHistoryAdmin):
+class RackAdmin(ProjectFixedOnChangeMixin, SimpleHistoryAdmin):
     list_display = ["name", "project", "site", "row", "position", "height_u", "power_budget_w", "status"]
     list_filter = ["status", "project", "row"]
     search_fields = ["name", "project__code", "site__name"]
@@ -76,6 +97,7 @@ class DeviceAdmin(SimpleHistoryAdmin):
     list_select_related = ["project", "hardware_model", "rack"]
     autocomplete_fields = ["project", "rack", "hardware_model"]
     fields = DEVICE_CREATE_FIELDS
+    form = ProjectFixedForm
 
     def get_readonly_fields(self, request, obj=None):
         # Ports, NICs and lanes were built from the model's templates for this project; changing either
@@ -139,7 +161,7 @@ class PortAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Optic)
-class OpticAdmin(SimpleHistoryAdmin):
+class OpticAdmin(ProjectFixedOnChangeMixin, SimpleHistoryAdmin):
     list_display = [
         "serial", "part_number", "vendor", "form_factor", "speed_gbps", "status", "port", "project",
     ]

@@ -99,3 +99,11 @@ class ImportJobStatus(models.TextChoices):
     PREVIEW = "preview", "Ready to confirm"
     APPLIED = "applied", "Applied"
     FAILED = "failed", "Failed"
+
+
+class ImportAction(models.TextChoices):
+    """What one checked row of an import will do."""
+
+    CREATE = "create", "Create"
+    UPDATE = "update", "Update"
+    UNCHANGED = "unchanged", "Unchanged"

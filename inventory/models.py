@@ -52,7 +52,9 @@ class Rack(models.Model):
     site = models.ForeignKey(Site, on_delete=models.PROTECT, related_name="racks")
     name = models.CharField(max_length=50)
     row = models.CharField(max_length=20, help_text="Row in the data hall, e.g. A.")
-    position = models.PositiveSmallIntegerField(help_text="Position in the row, from 1.")
+    position = models.PositiveSmallIntegerField(
+        help_text="Position in the row, from 1.", validators=[MinValueValidator(1)]
+    )
     height_u = models.PositiveSmallIntegerField(default=48, validators=[MinValueValidator(1), MaxValueValidator(60)])
     power_budget_w = models.PositiveIntegerField(help_text="Power the rack's feeds may deliver, in W.")
     status = models.CharField(max_length=16, choices=RackStatus.choices, default=RackStatus.PLANNED)
@@ -79,6 +81,23 @@ class Rack(models.Model):
     def clean(self):
         if self.site_id and self.project_id and self.site.project_id != self.project_id:
             raise ValidationError({"site": "The site belongs to another project."})
+        self._refuse_height_below_devices()
+
+    def _refuse_height_below_devices(self) -> None:
+        """A rack cannot shrink below its highest claimed unit: the device up there would stick out."""
+        if self.pk is None or not self.height_u:
+            return
+        highest = (
+            DeviceUnit.objects.filter(rack_id=self.pk, unit__gt=self.height_u)
+            .select_related("device")
+            .order_by("-unit")
+            .first()
+        )
+        if highest is not None:
+            raise ValidationError({"height_u": (
+                f"{highest.device.name} reaches U{highest.unit} of this rack; the rack must stay at least "
+                f"{highest.unit}U high (move the device first)."
+            )})
 
 
 class HardwareModel(models.Model):
@@ -99,6 +118,32 @@ class HardwareModel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.vendor} {self.model}"
+
+    # Fields the rack-unit claims of every device of the model were computed from.
+    SHAPE_FIELDS = ("height_u", "is_full_depth")
+
+    def clean(self):
+        self._refuse_shape_change_in_use()
+
+    def _refuse_shape_change_in_use(self) -> None:
+        """Devices claimed their rack units from the model's height and depth; changing either under them
+        would leave those claims wrong, so a model in use keeps its shape (add a new model instead)."""
+        if self.pk is None:
+            return
+        stored = HardwareModel.objects.filter(pk=self.pk).values(*self.SHAPE_FIELDS).first()
+        if stored is None:
+            return
+        changed = [name for name in self.SHAPE_FIELDS if stored[name] != getattr(self, name)]
+        if not changed:
+            return
+        in_use = self.devices.count()
+        if in_use:
+            noun = "device uses" if in_use == 1 else "devices use"
+            message = (
+                f"{in_use} {noun} this model, and their rack units were claimed with the current value; "
+                "create a new hardware model instead."
+            )
+            raise ValidationError({name: message for name in changed})
 
 
 class NicTemplate(models.Model):
@@ -161,7 +206,7 @@ class Device(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="devices")
     rack = models.ForeignKey(Rack, on_delete=models.PROTECT, null=True, blank=True, related_name="devices")
     position_u = models.PositiveSmallIntegerField(
-        null=True, blank=True, verbose_name="position (U)",
+        null=True, blank=True, verbose_name="position (U)", validators=[MinValueValidator(1)],
         help_text="Lowest rack unit the device occupies, from 1 at the bottom.",
     )
     face = models.CharField(max_length=5, choices=Face.choices, default=Face.FRONT)
@@ -255,7 +300,9 @@ class Nic(models.Model):
 
 class Port(models.Model):
     device = models.ForeignKey(Device, on_delete=models.CASCADE, related_name="ports")
-    nic = models.ForeignKey(Nic, on_delete=models.CASCADE, null=True, blank=True, related_name="ports")
+    # RESTRICT, not CASCADE: deleting a NIC alone must not silently take its ports (and their cables) with
+    # it. Unlike PROTECT, deleting the device still takes both, as the device's ports go in the same delete.
+    nic = models.ForeignKey(Nic, on_delete=models.RESTRICT, null=True, blank=True, related_name="ports")
     parent = models.ForeignKey(
         "self", on_delete=models.CASCADE, null=True, blank=True, related_name="lanes",
         help_text="The physical port this breakout lane belongs to.",
@@ -285,10 +332,23 @@ class Port(models.Model):
         return f"{self.device}:{self.name}"
 
     def clean(self):
-        if self.parent_id and self.parent.device_id != self.device_id:
-            raise ValidationError({"parent": "A lane belongs to a port of the same device."})
+        if self.parent_id:
+            self._check_parent()
         if self.nic_id and self.nic.device_id != self.device_id:
             raise ValidationError({"nic": "The NIC belongs to another device."})
+
+    def _check_parent(self) -> None:
+        """Breakout is one level deep: a lane's parent is a physical port of the same device."""
+        if self.pk is not None and self.parent_id == self.pk:
+            raise ValidationError({"parent": "A port cannot be a lane of itself."})
+        if self.parent.device_id != self.device_id:
+            raise ValidationError({"parent": "A lane belongs to a port of the same device."})
+        if self.parent.parent_id is not None:
+            message = f"{self.parent.name} is itself a lane; a lane's parent is a physical port."
+            raise ValidationError({"parent": message})
+        if self.pk is not None and Port.objects.filter(parent_id=self.pk).exists():
+            message = f"{self.name} has breakout lanes of its own, so it cannot be a lane."
+            raise ValidationError({"parent": message})
 
 
 class Optic(models.Model):
@@ -317,7 +377,10 @@ class Optic(models.Model):
                 violation_error_message="Another optic of the project already has this serial.",
             ),
             models.CheckConstraint(
-                condition=~Q(status="installed") | Q(port__isnull=False), name="optic_installed_has_port"
+                condition=Q(status=OpticStatus.INSTALLED, port__isnull=False)
+                | (~Q(status=OpticStatus.INSTALLED) & Q(port__isnull=True)),
+                name="optic_in_port_iff_installed",
+                violation_error_message="An optic is in a port exactly when it is installed.",
             ),
         ]
 
@@ -327,6 +390,11 @@ class Optic(models.Model):
     def clean(self):
         if self.status == OpticStatus.INSTALLED and not self.port_id:
             raise ValidationError({"port": "An installed optic sits in a port."})
+        if self.port_id and self.status != OpticStatus.INSTALLED:
+            status = OpticStatus(self.status).label if self.status in OpticStatus.values else self.status
+            raise ValidationError({"status": (
+                f"An optic in a port is installed, not {status.lower()}; take it out of the port first."
+            )})
         if self.port_id and self.project_id and self.port.device.project_id != self.project_id:
             raise ValidationError({"port": "The port belongs to another project."})
 

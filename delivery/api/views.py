@@ -1,11 +1,18 @@
-from rest_framework import viewsets
+from rest_framework import status, viewsets
+from rest_framework.exceptions import APIException
 
 from delivery.access import Capability
-from delivery.models import Membership
-from delivery.selectors import project_list
+from delivery.selectors import membership_list, project_list
+from delivery.services import LastManagerError, membership_delete
 
 from .permissions import ProjectScopedViewSet
 from .serializers import MembershipSerializer, ProjectSerializer
+
+
+class Conflict(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "The request conflicts with the project's current state."
+    default_code = "conflict"
 
 
 class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
@@ -18,9 +25,19 @@ class ProjectViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 class MembershipViewSet(ProjectScopedViewSet):
-    """Members of the user's projects; only the project's managers may change them."""
+    """Members of the user's projects; only the project's managers may change them, and a project
+    always keeps at least one manager."""
 
-    queryset = Membership.objects.select_related("user", "project")
     serializer_class = MembershipSerializer
     write_capability = Capability.MANAGE_PROJECT
     filterset_fields = {"role": ["exact"], "project__code": ["exact"]}
+
+    def get_queryset(self):
+        # The selector already scopes to the user's projects; scoping twice would join twice.
+        return membership_list(user=self.request.user)
+
+    def perform_destroy(self, instance):
+        try:
+            membership_delete(membership=instance)
+        except LastManagerError as exc:
+            raise Conflict(" ".join(exc.messages)) from exc

@@ -92,9 +92,18 @@ HardwareKindField = _named_enum_field(HardwareKind)
 PortKindField = _named_enum_field(PortKind)
 
 
+# The browsable API renders related fields as a text box, not a <select> of every row the user can see:
+# a project has thousands of ports, and an unbound create form has no project to list racks from.
+TEXT_INPUT = {"base_template": "input.html"}
+
+
 class InProjectSlugField(serializers.SlugRelatedField):
     """A related row named by its natural key, looked up only within the project of the row being
     written (the parent serializer's target_project())."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("style", TEXT_INPUT)
+        super().__init__(**kwargs)
 
     def get_queryset(self):
         project = self.parent.target_project()
@@ -146,9 +155,12 @@ class ProjectRowSerializer(CleanModelSerializer):
     project = VisibleProjectField()
 
     def target_project(self) -> Project | None:
-        """The project this write lands in: the row's own on update, the payload's on create."""
+        """The project this write lands in: the row's own on update, the payload's on create; None for
+        an unbound serializer (the browsable API's empty create form has no payload yet)."""
         if self.instance is not None:
             return self.instance.project
+        if not hasattr(self, "initial_data"):
+            return None
         if not hasattr(self, "_target_project"):
             code = self.initial_data.get("project") if hasattr(self.initial_data, "get") else None
             user = self.context["request"].user
@@ -302,6 +314,7 @@ class VisibleRowField(serializers.PrimaryKeyRelatedField):
 
     def __init__(self, project_path: str = "project", **kwargs):
         self.project_path = project_path
+        kwargs.setdefault("style", TEXT_INPUT)
         super().__init__(**kwargs)
 
     def get_queryset(self):
@@ -403,12 +416,28 @@ class OpticSerializer(ProjectRowSerializer):
             attrs, self.siblings(Optic), "serial", "Serial {value} is already used by another optic."
         )
         port = attrs.get("port")
-        if port is not None:
-            if port.device.project_id != self.target_project().pk:
-                raise serializers.ValidationError({"port": "The port belongs to another project."})
-            if attrs.get("status", OpticStatus.INSTALLED) != OpticStatus.INSTALLED:
-                raise serializers.ValidationError({"status": "An optic in a port is installed."})
+        if port is not None and port.device.project_id != self.target_project().pk:
+            raise serializers.ValidationError({"port": "The port belongs to another project."})
+        self._status_matches_port(attrs)
         return attrs
+
+    def _status_matches_port(self, attrs) -> None:
+        """An optic is in a port exactly when it is installed, whichever of the two a PATCH changes."""
+        status = attrs.get("status")
+        if status is None:
+            return
+        port = attrs["port"] if "port" in attrs else getattr(self.instance, "port", None)
+        if port is not None and status != OpticStatus.INSTALLED:
+            if "port" in attrs:
+                message = "An optic in a port is installed; leave status out, or set port to null to take it out."
+            else:
+                message = (
+                    f"The optic sits in {port}, so it is installed; to mark it {OpticStatus(status).label.lower()}, "
+                    "set port to null in the same request to take it out."
+                )
+            raise serializers.ValidationError({"status": message})
+        if port is None and status == OpticStatus.INSTALLED:
+            raise serializers.ValidationError({"port": "An installed optic sits in a port; give the port."})
 
     def create(self, validated_data):
         return self._write(Optic(), validated_data)

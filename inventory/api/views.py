@@ -2,7 +2,7 @@
 joined so a list costs the same number of queries whatever its length); writes are checked by
 delivery.api.permissions (outsiders 404, customers 403) and validated by the serializers."""
 
-from django.db.models import Count, Prefetch, ProtectedError, Q
+from django.db.models import Count, Prefetch, ProtectedError, Q, RestrictedError
 from rest_framework import permissions, status, viewsets
 from rest_framework.exceptions import APIException
 
@@ -39,14 +39,15 @@ class StillInUse(APIException):
 
 
 class DeletesSafelyMixin:
-    """A delete the database protects (a rack that still holds devices, a port with an optic in it)
-    answers 409 with what is in the way instead of a 500."""
+    """A delete the database protects (a rack that still holds devices, a port with an optic in it, a NIC
+    that still has ports) answers 409 with what is in the way instead of a 500."""
 
     def perform_destroy(self, instance):
         try:
             instance.delete()
-        except ProtectedError as exc:
-            blockers = sorted({str(obj) for obj in exc.protected_objects})
+        except (ProtectedError, RestrictedError) as exc:
+            in_the_way = exc.protected_objects if isinstance(exc, ProtectedError) else exc.restricted_objects
+            blockers = sorted({str(obj) for obj in in_the_way})
             shown = ", ".join(blockers[:5]) + (" ..." if len(blockers) > 5 else "")
             raise StillInUse(f"{instance} is still used by: {shown}. Remove or move those first.") from exc
 

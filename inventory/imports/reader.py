@@ -131,10 +131,7 @@ def _read_xlsx(filename: str, data: bytes, kind: str | None) -> list[Sheet]:
     except Exception as exc:  # noqa: BLE001 - openpyxl raises many types for a file that is not a workbook
         raise ImportFileError([ImportIssue(filename, "not a readable XLSX workbook")]) from exc
     try:
-        contents = {
-            worksheet.title: [[cell_text(c) for c in row] for row in worksheet.iter_rows(values_only=True)]
-            for worksheet in workbook.worksheets
-        }
+        contents = {worksheet.title: _worksheet_records(filename, worksheet) for worksheet in workbook.worksheets}
     finally:
         workbook.close()
     non_empty = {title: records for title, records in contents.items() if any(any(r) for r in records)}
@@ -152,6 +149,24 @@ def _read_xlsx(filename: str, data: bytes, kind: str | None) -> list[Sheet]:
     sheets = [_sheet_from_records(filename, title, records, None) for title, records in non_empty.items()]
     _refuse_repeated_kinds(filename, sheets)
     return sheets
+
+
+def _worksheet_records(filename: str, worksheet) -> list[list[str]]:
+    """The sheet's cells as text. openpyxl parses a read-only sheet row by row while we iterate, so a
+    damaged cell (a shared-string index out of range, text in a number cell) raises here, in the row
+    after the last one read."""
+    records: list[list[str]] = []
+    try:
+        for row in worksheet.iter_rows(values_only=True):
+            records.append([cell_text(c) for c in row])
+    except Exception as exc:  # noqa: BLE001 - openpyxl raises IndexError, ValueError, KeyError... for bad cells
+        message = (
+            "a cell of this row cannot be read (the file is damaged or was edited by hand); "
+            "open it in a spreadsheet program and save it again"
+        )
+        issue = ImportIssue(filename, message, sheet=worksheet.title, row=len(records) + 1)
+        raise ImportFileError([issue]) from exc
+    return records
 
 
 def _xlsx_sheet_for_kind(filename: str, kind: str, named: dict, non_empty: dict) -> Sheet:

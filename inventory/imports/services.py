@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,11 +16,19 @@ from simple_history.models import HistoricalRecords
 
 from delivery.models import Project
 
-from ..choices import ImportJobStatus
+from ..choices import ImportAction, ImportJobStatus
 from ..models import Device, HardwareModel, ImportJob, Nic, Optic, Port, Rack, Site
 from ..services import device_create, device_update
 from .reader import ImportFileError, ImportIssue, read_inventory_file
-from .validation import UNCHANGED, ImportPlan, ProgressCallback, RowChange, build_plan
+from .validation import ImportPlan, ProgressCallback, RowChange, build_plan
+
+logger = logging.getLogger(__name__)
+
+PROJECT_CHANGED = "the project changed since the preview; upload again"
+UNEXPECTED_ERROR = (
+    "the file could not be processed because of an unexpected error (logged for the administrators); "
+    "nothing was imported"
+)
 
 
 @dataclass
@@ -51,9 +60,11 @@ def inventory_import(
     dry_run: bool = False,
     user=None,
     progress: ProgressCallback | None = None,
+    expected_counts: dict | None = None,
 ) -> ImportResult:
     """Read, check every row, and unless it is a dry run or anything is wrong, apply the whole file in one
-    transaction. One bad row anywhere means nothing is written."""
+    transaction. One bad row anywhere means nothing is written. With `expected_counts` (the counts a
+    preview showed), a plan that would now do something else is refused instead of applied."""
     try:
         sheets = read_inventory_file(filename, data, kind)
     except ImportFileError as exc:
@@ -66,6 +77,9 @@ def inventory_import(
         plan = build_plan(project, sheets, progress=progress)
         result = ImportResult(plan=plan, issues=list(plan.issues))
         if plan.issues:
+            return result
+        if expected_counts is not None and plan.counts() != expected_counts:
+            result.issues = [ImportIssue(filename, PROJECT_CHANGED)]
             return result
         try:
             with transaction.atomic(), history_user(user):
@@ -110,7 +124,7 @@ class _Applier:
 
     def apply(self, changes: list[RowChange]) -> None:
         for change in changes:
-            if change.action == UNCHANGED:
+            if change.action == ImportAction.UNCHANGED:
                 continue
             try:
                 getattr(self, f"_{change.kind}")(change)
@@ -241,7 +255,10 @@ def import_job_preview(*, job_id: int) -> ImportJob:
     if job.status not in (ImportJobStatus.QUEUED, ImportJobStatus.RUNNING) or job.confirmed_at:
         return job
     ImportJob.objects.filter(pk=job.pk).update(status=ImportJobStatus.RUNNING, updated_at=timezone.now())
-    result = _run_job(job, dry_run=True, progress=_progress_saver(job.pk))
+    try:
+        result = _run_job(job, dry_run=True, progress=_progress_saver(job.pk))
+    except Exception:  # noqa: BLE001 - whatever went wrong, the job must end rather than stay "running"
+        result = _unexpected_failure(job, "preview")
     job.status = ImportJobStatus.PREVIEW if result.ok else ImportJobStatus.FAILED
     _store_result(job, result)
     return job
@@ -277,13 +294,26 @@ def import_job_apply(*, job_id: int) -> ImportJob:
         job = ImportJob.objects.select_for_update(of=("self",)).select_related("project").get(pk=job_id)
         if job.status in (ImportJobStatus.APPLIED, ImportJobStatus.FAILED):
             return job
-        result = _run_job(job, dry_run=False, user=job.confirmed_by)
+        expected = (job.summary or {}).get("counts")
+        try:
+            with transaction.atomic():  # a savepoint: an error inside leaves this transaction usable
+                result = _run_job(job, dry_run=False, user=job.confirmed_by, expected_counts=expected)
+        except Exception:  # noqa: BLE001 - whatever went wrong, the job must end rather than stay "running"
+            result = _unexpected_failure(job, "apply")
         job.status = ImportJobStatus.APPLIED if result.applied else ImportJobStatus.FAILED
         _store_result(job, result)
     return job
 
 
-def _run_job(job: ImportJob, *, dry_run: bool, user=None, progress=None) -> ImportResult:
+def _unexpected_failure(job: ImportJob, step: str) -> ImportResult:
+    """A bug or a file nobody foresaw: log it with its traceback, and tell the user without details."""
+    logger.exception("import job %s (%s): the %s failed unexpectedly", job.pk, job.original_name, step)
+    return ImportResult(issues=[ImportIssue(job.original_name, UNEXPECTED_ERROR)])
+
+
+def _run_job(
+    job: ImportJob, *, dry_run: bool, user=None, progress=None, expected_counts: dict | None = None
+) -> ImportResult:
     try:
         with job.file.open("rb") as handle:
             data = handle.read()
@@ -291,7 +321,7 @@ def _run_job(job: ImportJob, *, dry_run: bool, user=None, progress=None) -> Impo
         return ImportResult(issues=[ImportIssue(job.original_name, "the uploaded file is no longer stored")])
     return inventory_import(
         project=job.project, filename=job.original_name, data=data, kind=job.kind or None, dry_run=dry_run,
-        user=user, progress=progress,
+        user=user, progress=progress, expected_counts=expected_counts,
     )
 
 

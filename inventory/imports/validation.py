@@ -18,7 +18,7 @@ from django.db.models import TextChoices
 
 from delivery.models import Project
 
-from ..choices import DeviceRole, DeviceStatus, Face, FormFactor, OpticStatus, RackStatus
+from ..choices import DeviceRole, DeviceStatus, Face, FormFactor, ImportAction, OpticStatus, RackStatus
 from ..models import Device, DeviceUnit, HardwareModel, Nic, Optic, Port, Rack, Site
 from ..rack_space import rack_placement_errors, units_of
 from .columns import KINDS
@@ -27,7 +27,8 @@ from .reader import ImportIssue, Row, Sheet
 PREVIEW_ROWS = 20
 PROGRESS_EVERY = 25
 
-CREATE, UPDATE, UNCHANGED = "create", "update", "unchanged"
+# The counts' keys, in the words of a summary ("3 created").
+COUNT_LABELS = {ImportAction.CREATE: "created", ImportAction.UPDATE: "updated", ImportAction.UNCHANGED: "unchanged"}
 
 
 @dataclass
@@ -45,7 +46,7 @@ class RowChange:
 
     def as_dict(self) -> dict:
         return {
-            "kind": self.kind, "action": self.action, "key": self.key, "row": self.row,
+            "kind": self.kind, "action": str(self.action), "key": self.key, "row": self.row,
             "sheet": self.sheet.name, "values": {k: _jsonable(v) for k, v in self.values.items()},
             "before": {k: _jsonable(v) for k, v in self.before.items()},
         }
@@ -68,17 +69,16 @@ class ImportPlan:
         return [sheet.kind for sheet in self.sheets]
 
     def counts(self) -> dict[str, dict[str, int]]:
-        counts = {kind: {"created": 0, "updated": 0, "unchanged": 0} for kind in self.kinds}
-        label = {CREATE: "created", UPDATE: "updated", UNCHANGED: "unchanged"}
+        counts = {kind: dict.fromkeys(COUNT_LABELS.values(), 0) for kind in self.kinds}
         for change in self.changes:
-            counts[change.kind][label[change.action]] += 1
+            counts[change.kind][COUNT_LABELS[change.action]] += 1
         return counts
 
     def summary(self, preview_rows: int = PREVIEW_ROWS) -> dict:
         """JSON for the job row: counts per kind and the first rows that create or update something."""
         shown: dict[str, list[dict]] = {kind: [] for kind in self.kinds}
         for change in self.changes:
-            if change.action != UNCHANGED and len(shown[change.kind]) < preview_rows:
+            if change.action != ImportAction.UNCHANGED and len(shown[change.kind]) < preview_rows:
                 shown[change.kind].append(change.as_dict())
         return {"counts": self.counts(), "rows": shown, "new_sites": self.new_sites}
 
@@ -298,9 +298,9 @@ def _change(kind, key, cells, *, exists, wanted, current=None) -> RowChange:
     sheet, number = cells.sheet, cells.row.number
     if not exists:
         values = {name: value for name, value in wanted.items() if value is not None}
-        return RowChange(kind=kind, action=CREATE, key=key, sheet=sheet, row=number, values=values)
+        return RowChange(kind=kind, action=ImportAction.CREATE, key=key, sheet=sheet, row=number, values=values)
     after, before = _diff(current, wanted)
-    action = UPDATE if after else UNCHANGED
+    action = ImportAction.UPDATE if after else ImportAction.UNCHANGED
     return RowChange(kind=kind, action=action, key=key, sheet=sheet, row=number, values=after, before=before)
 
 
@@ -522,8 +522,7 @@ def _check_optic(cells: _Cells, world: _ProjectPicture, seen: dict) -> RowChange
     if place:
         wanted["device"], wanted["port"] = place
     wanted["status"] = _optic_status(wanted["status"], place, current)
-    if wanted["status"] == OpticStatus.INSTALLED and not (place or (current and current["port"])):
-        cells.error("status", "an installed optic needs its device and port")
+    if not _optic_status_fits_port(cells, wanted["status"], place, current):
         return None
     change = _change("optics", serial, cells, exists=existing is not None, wanted=wanted, current=current)
     if place:
@@ -535,13 +534,34 @@ def _check_optic(cells: _Cells, world: _ProjectPicture, seen: dict) -> RowChange
 
 
 def _optic_status(given: str | None, place: tuple | None, current: dict | None) -> str:
-    """A blank status keeps an existing optic's, except that an optic in stock given a port is installed;
-    a new optic is installed when it has a port and in stock otherwise."""
+    """A blank status means: installed when the row puts the optic in a port, otherwise an existing
+    optic's own status, and in stock for a new one."""
     if given:
         return given
-    if current and not (place and current["status"] == OpticStatus.IN_STOCK):
-        return current["status"]
-    return OpticStatus.INSTALLED if place else OpticStatus.IN_STOCK
+    if place:
+        return OpticStatus.INSTALLED
+    return current["status"] if current else OpticStatus.IN_STOCK
+
+
+def _optic_status_fits_port(cells: _Cells, status: str, place: tuple | None, current: dict | None) -> bool:
+    """An optic is in a port exactly when it is installed. A blank device and port leave an optic where it
+    is, so an import cannot take one out of its port (the API does that)."""
+    in_port = place or ((current["device"], current["port"]) if current and current["port"] else None)
+    if status == OpticStatus.INSTALLED and not in_port:
+        cells.error("status", "an installed optic needs its device and port")
+        return False
+    if status != OpticStatus.INSTALLED and in_port:
+        label = OpticStatus(status).label.lower()
+        if place:
+            message = f"an optic put in a port is installed, not {label}; leave status blank or give installed"
+        else:
+            message = (
+                f"the optic sits in port {in_port[1]} of {in_port[0]}, so it cannot be {label}; an import "
+                "cannot take it out (set its port to null through the API)"
+            )
+        cells.error("status", message)
+        return False
+    return True
 
 
 def _optic_values(optic: Optic) -> dict:

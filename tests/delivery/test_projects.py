@@ -1,9 +1,11 @@
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from delivery.access import Capability, can
 from delivery.choices import Role
 from delivery.models import Membership
+from delivery.services import LastManagerError, membership_delete, membership_set
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -94,12 +96,14 @@ class TestMembershipApi:
         membership = Membership.objects.get(user=customer, project=project)
         response = api_for(technician).patch(f"{self.url}{membership.pk}/", {"role": Role.MANAGER}, format="json")
         assert response.status_code == 403
-        response = api_for(technician).post(
-            self.url, {"project": project.code, "user": "cust", "role": Role.MANAGER}, format="json"
-        )
-        assert response.status_code in (400, 403)
         membership.refresh_from_db()
         assert membership.role == Role.CUSTOMER
+        newcomer = UserFactory(username="newcomer")  # a valid payload: only the role can refuse it
+        response = api_for(technician).post(
+            self.url, {"project": project.code, "user": "newcomer", "role": Role.MANAGER}, format="json"
+        )
+        assert response.status_code == 403
+        assert not Membership.objects.filter(user=newcomer).exists()
 
     def test_outsider_gets_404_and_cannot_add_itself(self, api_for, outsider, manager, project):
         membership = Membership.objects.get(user=manager, project=project)
@@ -135,3 +139,76 @@ class TestMembershipApi:
         data = api_for(customer).get("/api/projects/").json()
         assert [p["code"] for p in data["results"]] == [project.code]
         assert api_for(customer).get(f"/api/projects/{other_project.code}/").status_code == 404
+
+    # --- the user is named by exact username, and nothing else is revealed ---------------------------
+
+    @pytest.mark.parametrize("username", ["nobody-xyz", "NEWTECH", "inactive-one"])
+    def test_an_unknown_username_gets_one_neutral_error(self, api_for, manager, project, username):
+        UserFactory(username="newtech")
+        UserFactory(username="inactive-one", is_active=False)
+        response = api_for(manager).post(
+            self.url, {"project": project.code, "user": username, "role": Role.CUSTOMER}, format="json"
+        )
+        assert response.status_code == 400
+        assert response.json() == {"user": ["No active account has exactly this username."]}
+        assert Membership.objects.filter(project=project).count() == 1
+
+    def test_the_user_of_a_membership_cannot_change(self, api_for, manager, technician, project):
+        UserFactory(username="someone")
+        membership = Membership.objects.get(user=technician, project=project)
+        response = api_for(manager).patch(f"{self.url}{membership.pk}/", {"user": "someone"}, format="json")
+        assert response.status_code == 400
+        assert response.json() == {"user": ["A membership cannot move to another user."]}
+        assert Membership.objects.get(pk=membership.pk).user == technician
+
+    def test_memberships_list_the_username(self, api_for, manager, technician, project):
+        rows = api_for(manager).get(self.url).json()["results"]
+        assert sorted(row["user"] for row in rows) == ["mgr", "tech"]
+
+    # --- a project keeps a manager ------------------------------------------------------------------
+
+    def test_the_last_manager_cannot_be_demoted(self, api_for, manager, project):
+        membership = Membership.objects.get(user=manager, project=project)
+        response = api_for(manager).patch(f"{self.url}{membership.pk}/", {"role": Role.CUSTOMER}, format="json")
+        assert response.status_code == 400
+        assert list(response.json()) == ["role"]
+        assert "last manager" in response.json()["role"][0]
+        assert Membership.objects.get(pk=membership.pk).role == Role.MANAGER
+
+    def test_the_last_manager_cannot_be_removed(self, api_for, manager, project):
+        membership = Membership.objects.get(user=manager, project=project)
+        response = api_for(manager).delete(f"{self.url}{membership.pk}/")
+        assert response.status_code == 409
+        assert "last manager of ACME-72" in response.json()["detail"]
+        assert Membership.objects.filter(pk=membership.pk).exists()
+
+    def test_a_manager_can_step_down_once_there_is_another(self, api_for, manager, project):
+        second = UserFactory(username="mgr2")
+        MembershipFactory(user=second, project=project, role=Role.MANAGER)
+        membership = Membership.objects.get(user=manager, project=project)
+        api = api_for(manager)
+        assert api.patch(f"{self.url}{membership.pk}/", {"role": Role.TECHNICIAN}, format="json").status_code == 200
+        assert api.delete(f"{self.url}{membership.pk}/").status_code == 204
+        last = Membership.objects.get(user=second, project=project)
+        assert api_for(second).delete(f"{self.url}{last.pk}/").status_code == 409
+
+
+def test_membership_set_refuses_to_demote_the_last_manager(manager, project, other_project):
+    MembershipFactory(user=UserFactory(username="boss-elsewhere"), project=other_project, role=Role.MANAGER)
+    with pytest.raises(ValidationError) as refused:
+        membership_set(project=project, user=manager, role=Role.TECHNICIAN)
+    assert list(refused.value.message_dict) == ["role"]  # a manager of another project does not count
+
+
+def test_membership_delete_refuses_the_last_manager_and_removes_others(manager, technician, project):
+    with pytest.raises(LastManagerError):
+        membership_delete(membership=Membership.objects.get(user=manager, project=project))
+    membership_delete(membership=Membership.objects.get(user=technician, project=project))
+    assert list(Membership.objects.filter(project=project).values_list("user__username", flat=True)) == ["mgr"]
+
+
+def test_membership_set_creates_and_changes_roles(manager, project):
+    user = UserFactory(username="fresh")
+    assert membership_set(project=project, user=user, role=Role.CUSTOMER).role == Role.CUSTOMER
+    assert membership_set(project=project, user=user, role=Role.MANAGER).role == Role.MANAGER
+    assert Membership.objects.filter(project=project, user=user).count() == 1

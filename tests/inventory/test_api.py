@@ -21,6 +21,7 @@ from tests.factories import (
     OpticFactory,
     ProjectFactory,
     RackFactory,
+    SiteFactory,
     gpu_server_model,
 )
 
@@ -468,7 +469,9 @@ def test_session_login_works_for_the_api(client, technician, rack):
 
 def _grow(basename: str, project, user, n: int) -> None:
     """Add n rows that `user` can see to the list behind `basename`, with the relations it shows."""
-    if basename == "rack":
+    if basename == "site":
+        SiteFactory.create_batch(n, project=project)
+    elif basename == "rack":
         RackFactory.create_batch(n, project=project)
     elif basename == "device":
         model = HardwareModelFactory(height_u=1)
@@ -523,7 +526,7 @@ def _grow(basename: str, project, user, n: int) -> None:
 
 
 @pytest.mark.parametrize(
-    "basename", ["rack", "device", "nic", "port", "optic", "membership", "project", "hardware-model"]
+    "basename", ["site", "rack", "device", "nic", "port", "optic", "membership", "project", "hardware-model"]
 )
 def test_list_query_count_is_the_same_with_5_and_50_rows(
     api_for, manager, project, django_assert_num_queries, basename

@@ -26,7 +26,7 @@ def stocked(project, catalogue):  # noqa: F811 - catalogue is the imported fixtu
     device.asset_tag, device.serial = "=1+1", "000123"  # a formula-looking text and leading zeros
     device.save()
     device_create(project=project, hardware_model=catalogue["switch"], name="spare-switch")  # not racked
-    Optic.objects.filter(serial="MT2401-0001").update(status="faulty")
+    Optic.objects.filter(serial="MT2401-0001").update(status="faulty", port=None)  # taken out, found faulty
     return project
 
 

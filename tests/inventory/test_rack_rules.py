@@ -179,11 +179,14 @@ def test_update_into_an_occupied_unit_is_refused_and_keeps_the_old_claims(projec
 def test_with_power_sums_the_models_max_power(project, rack):
     place(project, rack, "a", 1, HardwareModelFactory(max_power_w=3000))
     place(project, rack, "b", 2, HardwareModelFactory(max_power_w=4500))
-    empty = RackFactory(project=project, name="R-empty")
+    RackFactory(project=project, name="R-empty", power_budget_w=20000)
     racks = {r.name: r for r in with_power(type(rack).objects.filter(project=project))}
     assert racks["R01"].power_used_w == 7500 and racks["R01"].device_count == 2
     assert racks["R-empty"].power_used_w == 0 and racks["R-empty"].device_count == 0
-    assert empty.power_budget_w == 40000
+    # The sum is per rack: the empty rack's budget is all headroom, R01's is 25% left of 10 kW.
+    empty, full = racks["R-empty"], racks["R01"]
+    assert power_headroom(used_w=empty.power_used_w, budget_w=empty.power_budget_w) == 1.0
+    assert power_headroom(used_w=full.power_used_w, budget_w=full.power_budget_w) == pytest.approx(0.25)
 
 
 @pytest.mark.parametrize(
