@@ -1,10 +1,8 @@
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.views.generic import ListView, TemplateView
 
-from inventory.selectors import device_list, is_power_flagged, optic_list, rack_list
-
 from .access import ProjectViewMixin
-from .selectors import project_list
+from .selectors import project_list, project_members, project_overview
 
 
 class ProjectListView(LoginRequiredMixin, ListView):
@@ -20,13 +18,6 @@ class ProjectHomeView(ProjectViewMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        user, project = self.request.user, self.project
-        racks = list(rack_list(user=user, project=project))
-        context["rack_count"] = len(racks)
-        context["flagged_racks"] = [
-            r for r in racks if is_power_flagged(used_w=r.power_used_w, budget_w=r.power_budget_w)
-        ]
-        context["device_count"] = device_list(user=user, project=project).count()
-        context["optic_count"] = optic_list(user=user, project=project).count()
-        context["members"] = project.memberships.select_related("user").order_by("role", "user__username")
+        context.update(project_overview(user=self.request.user, project=self.project))
+        context["members"] = project_members(project=self.project)
         return context

@@ -212,3 +212,18 @@ def test_membership_set_creates_and_changes_roles(manager, project):
     assert membership_set(project=project, user=user, role=Role.CUSTOMER).role == Role.CUSTOMER
     assert membership_set(project=project, user=user, role=Role.MANAGER).role == Role.MANAGER
     assert Membership.objects.filter(project=project, user=user).count() == 1
+
+
+def test_project_home_counts_cables_and_check_runs(client_for, manager, project):
+    from cabling.choices import CableType
+    from cabling.models import Cable
+    from inventory.choices import Network
+    from validation.choices import CheckKind, RunnerKind
+    from validation.models import CheckRun
+
+    Cable.objects.create(project=project, label="C00001", network=Network.COMPUTE, cable_type=CableType.DAC,
+                         length_m=1, speed_gbps=800)
+    CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.SIMULATED)
+    body = client_for(manager).get(reverse("delivery:project-home", args=[project.code])).content.decode()
+    assert "<b>1</b> cables" in body
+    assert "<b>1</b> check runs" in body
