@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from cabling.api.views import register as register_cabling
 from delivery.api.views import MembershipViewSet, ProjectViewSet
 from inventory.api.views import register as register_inventory
 from validation.api import register as register_validation
@@ -13,6 +14,7 @@ router = DefaultRouter()
 router.register("projects", ProjectViewSet, basename="project")
 router.register("memberships", MembershipViewSet, basename="membership")
 register_inventory(router)
+register_cabling(router)
 register_validation(router)
 router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 

@@ -7,7 +7,7 @@ are edited inline on their cable (the port's database-unique constraint still re
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from .models import Cable, CableEnd
+from .models import Cable, CableEnd, FabricPlan
 
 
 class CableEndInline(admin.TabularInline):
@@ -34,3 +34,19 @@ class CableEndAdmin(SimpleHistoryAdmin):
     search_fields = ["cable__label", "port__name", "port__device__name"]
     list_select_related = ["cable", "port__device"]
     raw_id_fields = ["cable", "port"]
+
+
+@admin.register(FabricPlan)
+class FabricPlanAdmin(admin.ModelAdmin):
+    """Plans are previewed and applied on the project's Plan page; here they are only looked up."""
+
+    list_display = ["pk", "project", "name", "source", "status", "created_by", "created_at", "applied_at"]
+    list_filter = ["status", "source", "project"]
+    search_fields = ["name", "project__code"]
+    list_select_related = ["project", "created_by"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

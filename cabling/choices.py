@@ -19,3 +19,25 @@ class CableStatus(models.TextChoices):
 class Side(models.TextChoices):
     A = "A", "A"
     B = "B", "B"
+
+
+# A cable in one of these states is physically in place: a re-plan never removes it silently.
+PHYSICAL_CABLE_STATUSES = frozenset({CableStatus.INSTALLED, CableStatus.VERIFIED, CableStatus.FAULTY})
+
+
+class FabricPlanStatus(models.TextChoices):
+    """The life of a FabricPlan row: planned and diffed when submitted (the preview, or failed with the
+    reasons), then, once a manager confirms, queued and applied by a task."""
+
+    PREVIEW = "preview", "Ready to confirm"
+    QUEUED = "queued", "Queued"
+    APPLYING = "applying", "Applying"
+    APPLIED = "applied", "Applied"
+    FAILED = "failed", "Failed"
+
+
+class FabricPlanSource(models.TextChoices):
+    FORM = "form", "Plan page"
+    API = "api", "API"
+    COMMAND = "command", "plan_fabric command"
+    DEMO = "demo", "seed_demo"

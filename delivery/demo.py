@@ -6,22 +6,31 @@ Idempotent by construction: every row is looked up by its natural key (part numb
 rack name, device name, optic serial, username) and only missing rows are written, so a second run
 saves nothing at all, not even a history row. Part numbers and serials are illustrative.
 
-The plans (which racks, which devices where) are plain data built by pure functions; the writes go
-through inventory.services.device_create / optic_install and delivery.services where a service
-exists. Switch placement is one function, `switch_plans`, so the fabric planner can replace it.
+Racks, servers and PDUs are plain data built by pure functions and written through
+inventory.services.device_create. Every switch and cable comes from the fabric planner: the spec
+examples/demo-72.yaml (reference fabric 1 plus storage, in-band and out-of-band networks) is applied
+with cabling.services (plan_apply), which finds the racks and servers made here where the spec puts
+them and adds the switches, their ports and lanes, and the cables. The optic stock follows the plan's
+bill of materials (one transceiver per cage: a twin-port OSFP serves two switch ports).
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, timedelta
+from functools import cache
+from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
+from cabling.choices import CableStatus, FabricPlanSource
+from cabling.models import Cable
+from cabling.planner import Plan
 from inventory.choices import (
     DeviceRole,
     DeviceStatus,
@@ -47,10 +56,9 @@ DEMO_PASSWORD = "bringup-demo"  # one fixed password for every demo login; print
 GPU_SERVERS = 72
 SERVERS_PER_RACK = 4
 STORAGE_SERVERS = 6
-LEAVES, SPINES = 8, 4  # DOMAIN.md: 2-tier 1:1 fat tree of 144-port switches
-STORAGE_SWITCHES = 2  # one per storage port of every server (rail A and rail B)
-FABRIC_LINKS = GPU_SERVERS * 8 * 2  # 576 leaf-down + 576 leaf-up cables
+STORAGE_PER_RACK = 3
 OVER_BUDGET_RACK = "B09"  # the one rack that breaks the 20% headroom rule, on purpose
+DEMO_SPEC = Path(__file__).resolve().parent.parent / "examples" / "demo-72.yaml"
 
 
 # --- the hardware catalogue -------------------------------------------------------------------
@@ -89,7 +97,7 @@ class ModelSpec:
     ports: tuple[PortSpec, ...] = ()
 
 
-def _bmc_port(name: str = "bmc") -> PortSpec:
+def _bmc_port(name: str = "bmc0") -> PortSpec:  # bmc0: the name a spec's port group `bmc` gives
     return PortSpec(name, PortKind.BMC, 1, Network.OOB)
 
 
@@ -112,7 +120,12 @@ def _b300_server() -> ModelSpec:
 
 
 def _q3400_switch() -> ModelSpec:
-    ports = tuple(PortSpec(f"p{i}", PortKind.INFINIBAND, 800, Network.COMPUTE) for i in range(1, 145))
+    # The four planes run on four ASICs inside the box: lane k of every port is plane k, as on the NICs.
+    ports = tuple(
+        PortSpec(f"p{i}", PortKind.INFINIBAND, 800, Network.COMPUTE, lanes=4, lane_speed_gbps=200,
+                 planes_per_lane=True)
+        for i in range(1, 145)
+    )
     return ModelSpec(
         "xdr", "NVIDIA", "Quantum-X800 Q3400-RA", "DEMO-Q3400-RA", HardwareKind.IB_SWITCH, 4, 6_000,
         ports=(*ports, _bmc_port("mgmt0")),
@@ -136,6 +149,22 @@ def _mgmt_switch() -> ModelSpec:
     return ModelSpec(
         "mgmt_switch", "NVIDIA", "SN2201 (48 x 1G + 4 x 100G)", "DEMO-SN2201", HardwareKind.MGMT_SWITCH,
         1, 150, ports=(*access, *uplinks, _bmc_port("mgmt0")),
+    )
+
+
+def _sn4600c_switch() -> ModelSpec:
+    ports = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 100, Network.INBAND) for i in range(1, 65))
+    return ModelSpec(
+        "inband_switch", "NVIDIA", "Spectrum-2 SN4600C", "DEMO-SN4600C", HardwareKind.ETH_SWITCH, 2, 600,
+        ports=(*ports, _bmc_port("mgmt0")),
+    )
+
+
+def _sn2700_switch() -> ModelSpec:
+    ports = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 100, Network.OOB) for i in range(1, 33))
+    return ModelSpec(
+        "oob_spine", "NVIDIA", "Spectrum SN2700 (out-of-band spine)", "DEMO-SN2700", HardwareKind.MGMT_SWITCH,
+        1, 350, ports=(*ports, _bmc_port("mgmt0")),
     )
 
 
@@ -170,8 +199,8 @@ def _lab_server() -> ModelSpec:
 
 
 def catalogue_specs() -> list[ModelSpec]:
-    return [_b300_server(), _q3400_switch(), _sn5610_switch(), _mgmt_switch(), _storage_server(), _pdu(),
-            _lab_server()]
+    return [_b300_server(), _q3400_switch(), _sn5610_switch(), _sn4600c_switch(), _mgmt_switch(), _sn2700_switch(),
+            _storage_server(), _pdu(), _lab_server()]
 
 
 def _hardware_model_ensure(spec: ModelSpec) -> HardwareModel:
@@ -241,18 +270,32 @@ def _gpu_rack_names() -> list[str]:
     return [f"{row}{pos:02d}" for row in "AB" for pos in range(1, racks_per_row + 1)]
 
 
-NETWORK_RACKS = ["C01", "C02", "C03", "C04"]  # C01-C03: XDR fabric; C04: storage network and storage
+@cache
+def demo_spec_text() -> str:
+    return DEMO_SPEC.read_text(encoding="utf-8")
+
+
+@cache
+def demo_plan() -> Plan:
+    """The planner's plan of examples/demo-72.yaml (pure: no database)."""
+    from cabling.services import plan_of
+
+    return plan_of(spec_text=demo_spec_text())
+
+
+# Power feeds: four B300s draw 58 kW, so a 75 kW feed leaves 22.7% headroom and the 66 kW one only 12%.
+# The planner stacks eleven 6 kW XDR switches in C01 (66 kW): 84 kW leaves 21.4%.
+RACK_BUDGET_W = {"A": 75_000, "B": 75_000, "C": 32_000, "S": 20_000}
+RACK_BUDGET_OVERRIDES_W = {OVER_BUDGET_RACK: 66_000, "C01": 84_000}
 
 
 def demo_rack_plans() -> list[RackPlan]:
-    # Four B300s draw 58 kW; a 75 kW feed leaves 22.7% headroom, the 66 kW one only 12%.
-    gpu = [
-        RackPlan(name, name[0], int(name[1:]), 66_000 if name == OVER_BUDGET_RACK else 75_000)
-        for name in _gpu_rack_names()
+    """The racks of the demo spec's room, where the spec has them: A01-A09 and B01-B09 for the GPU servers,
+    C01-C03 for the network, S01-S02 for the storage servers."""
+    return [
+        RackPlan(r.name, r.row, r.position, RACK_BUDGET_OVERRIDES_W.get(r.name, RACK_BUDGET_W[r.row]))
+        for r in demo_plan().racks
     ]
-    network = [RackPlan(name, "C", int(name[1:]), 32_000) for name in NETWORK_RACKS[:3]]
-    network.append(RackPlan(NETWORK_RACKS[3], "C", 4, 20_000))
-    return gpu + network
 
 
 def _gpu_server_status(number: int) -> str:
@@ -279,36 +322,11 @@ def gpu_server_plans() -> list[DevicePlan]:
     return plans
 
 
-def switch_plans() -> list[DevicePlan]:
-    """Every switch and where it sits: XDR leaves and spines, storage and management switches.
-
-    Hand-placed for now; the fabric planner (issue 3) replaces this one function.
-    """
-    plans = []
-    xdr = [(f"ib-leaf-{i:02d}", DeviceRole.LEAF) for i in range(1, LEAVES + 1)]
-    xdr += [(f"ib-spine-{i:02d}", DeviceRole.SPINE) for i in range(1, SPINES + 1)]
-    for index, (name, role) in enumerate(xdr):
-        plans.append(
-            DevicePlan(name, "xdr", NETWORK_RACKS[index // 4], 20 + 4 * (index % 4), role,
-                       f"Q3400X{index + 1:05d}", f"10.72.2.{index + 1}")
-        )
-    for index in range(STORAGE_SWITCHES):
-        plans.append(
-            DevicePlan(f"stor-sw-{index + 1:02d}", "storage_switch", NETWORK_RACKS[3], 30 + 2 * index,
-                       DeviceRole.LEAF, f"SN5610X{index + 1:04d}", f"10.72.3.{index + 1}")
-        )
-    for index, rack in enumerate(NETWORK_RACKS):
-        plans.append(
-            DevicePlan(f"mgmt-sw-{index + 1:02d}", "mgmt_switch", rack, 42, DeviceRole.MGMT_SWITCH,
-                       f"SN2201X{index + 1:04d}", f"10.72.4.{index + 1}")
-        )
-    return plans
-
-
 def storage_server_plans() -> list[DevicePlan]:
+    """storage-01..06, three to a rack in S01 and S02 at U10, U14, U18, as the demo spec places them."""
     return [
-        DevicePlan(f"storage-{n:02d}", "storage", NETWORK_RACKS[3], 2 + 2 * (n - 1), DeviceRole.STORAGE_NODE,
-                   f"STG2U{n:06d}", f"10.72.5.{n}")
+        DevicePlan(f"storage-{n:02d}", "storage", f"S{(n - 1) // STORAGE_PER_RACK + 1:02d}",
+                   10 + 4 * ((n - 1) % STORAGE_PER_RACK), DeviceRole.STORAGE_NODE, f"STG2U{n:06d}", f"10.72.5.{n}")
         for n in range(1, STORAGE_SERVERS + 1)
     ]
 
@@ -343,23 +361,49 @@ class OpticStock:
         return [f"{self.serial_prefix}{n:05d}" for n in range(1, self.needed + self.spares + 1)]
 
 
-# One optic per port it will sit in. Fabric: 576 node-side ports + 1,728 switch ports (1,152 cables).
-NODE_XDR_PORTS = GPU_SERVERS * 8
-SWITCH_XDR_PORTS = FABRIC_LINKS * 2 - NODE_XDR_PORTS
-STORAGE_PORTS = (GPU_SERVERS + STORAGE_SERVERS) * 2
-DEMO_OPTICS = [
-    OpticStock("NVIDIA", "OSFP-800G-XDR-NODE", FormFactor.OSFP, 800, "MT2514XN", NODE_XDR_PORTS, 24),
-    OpticStock("NVIDIA", "OSFP-800G-XDR-TWIN", FormFactor.OSFP, 800, "MT2516XT", SWITCH_XDR_PORTS, 72),
-    # Storage: each SN5610 800G port carries two 400G servers (twin-port 2 x 400G); servers take 400G.
-    OpticStock("NVIDIA", "OSFP-800G-2X400G-TWIN", FormFactor.OSFP, 800, "MT2518ST", STORAGE_PORTS // 2, 4),
-    OpticStock("NVIDIA", "QSFP112-400G-SR4", FormFactor.QSFP112, 400, "MT2520SQ", STORAGE_PORTS, 8),
-]
+@dataclass(frozen=True)
+class OpticPart:
+    vendor: str
+    form_factor: str
+    speed_gbps: int
+    serial_prefix: str
+    spares: int
+
+
+# The transceivers the demo spec names. How many of each is the plan's bill of materials: one per cage
+# that takes a fibre (a twin-port OSFP serves two switch ports), plus spares.
+DEMO_OPTIC_PARTS = {
+    "OSFP-800G-XDR-NODE": OpticPart("NVIDIA", FormFactor.OSFP, 800, "MT2514XN", 24),
+    "OSFP-800G-XDR-TWIN": OpticPart("NVIDIA", FormFactor.OSFP, 800, "MT2516XT", 36),
+    # Storage: each SN5610 800G cage carries two 400G links (twin-port 2 x 400G); servers take 400G.
+    "OSFP-800G-2X400G-TWIN": OpticPart("NVIDIA", FormFactor.OSFP, 800, "MT2518ST", 12),
+    "QSFP112-400G-SR4": OpticPart("NVIDIA", FormFactor.QSFP112, 400, "MT2520SQ", 8),
+    "QSFP28-100G-SR4": OpticPart("NVIDIA", FormFactor.QSFP28, 100, "MT2522IQ", 8),
+}
+
+
+def demo_optic_stock(plan: Plan) -> list[OpticStock]:
+    needed: Counter = Counter()
+    for line in plan.bom:
+        if line.category == "optic":
+            needed[line.item] += line.count
+    unknown = sorted(set(needed) - set(DEMO_OPTIC_PARTS))
+    assert not unknown, f"examples/demo-72.yaml names optics the demo does not stock: {unknown}"
+    return [
+        OpticStock(p.vendor, part, p.form_factor, p.speed_gbps, p.serial_prefix, needed[part], p.spares)
+        for part, p in DEMO_OPTIC_PARTS.items()
+        if needed[part]
+    ]
+
+
 LAB_OPTICS = [OpticStock("NVIDIA", "OSFP-400G-NDR", FormFactor.OSFP, 400, "LB2490N", 16, 4)]
 
-# Optics already seated, with DOM readings: gpu-001's eight XDR ports and the leaf ports facing them.
+# Optics already seated, with DOM readings: gpu-001's eight XDR ports and the leaf cages facing them
+# (rail i of gpu-001 lands on p1 of leaf i + 1; the twin-port transceiver of cage 1 sits in p1).
 INSTALLED_OPTICS = [("OSFP-800G-XDR-NODE", "gpu-001", f"ib{i}") for i in range(8)] + [
-    ("OSFP-800G-XDR-TWIN", "ib-leaf-01", f"p{i}") for i in range(1, 9)
+    ("OSFP-800G-XDR-TWIN", f"ib-leaf-{i:02d}", "p1") for i in range(1, 9)
 ]
+VERIFIED_CABLES_OF = "gpu-001"  # its compute cables are scanned: both ends have their optics
 
 
 # --- writes -------------------------------------------------------------------------------------
@@ -532,21 +576,70 @@ def _users_ensure(*, projects: dict[str, Project], result: DemoResult) -> None:
         result.logins.append(DemoLogin(plan.username, password, role, plan.project or "all projects"))
 
 
+def _fabric_ensure(*, project: Project, result: DemoResult) -> None:
+    """Switches, their ports and lanes, and every cable, from the demo spec through plan_apply (recorded as a
+    FabricPlan when it changed anything; a second run finds nothing to change)."""
+    from cabling.services import fabric_plan_apply_now
+
+    _, applied = fabric_plan_apply_now(project=project, spec_text=demo_spec_text(), source=FabricPlanSource.DEMO)
+    counts = applied.diff.counts()
+    result.count("switches", counts["switches_added"])
+    result.count("cables", counts["cables_added"])
+
+
+SWITCH_SERIAL_PREFIX = {
+    "DEMO-Q3400-RA": "Q3400X", "DEMO-SN5610": "SN5610X", "DEMO-SN4600C": "SN4600X", "DEMO-SN2201": "SN2201X",
+    "DEMO-SN2700": "SN2700X",
+}
+
+
+def _switches_commission(*, project: Project, result: DemoResult) -> None:
+    """The planner's switches arrive planned and anonymous; in the demo they are racked and powered, with a
+    serial and an out-of-band address. Only switches without a serial are touched, so it runs once."""
+    switches = list(
+        Device.objects.filter(project=project, role__in=[DeviceRole.LEAF, DeviceRole.SPINE, DeviceRole.SUPER_SPINE])
+        .select_related("hardware_model")
+        .order_by("id")
+    )
+    fresh = [s for s in switches if not s.serial]
+    for device in fresh:
+        number = switches.index(device) + 1
+        device.serial = f"{SWITCH_SERIAL_PREFIX.get(device.hardware_model.part_number, 'SW')}{number:05d}"
+        device.oob_address = f"10.72.2.{number}"
+        device.status = DeviceStatus.POWERED
+    bulk_update_with_history(fresh, Device, ["serial", "oob_address", "status"], batch_size=500)
+    result.count("switches commissioned", len(fresh))
+
+
+def _cables_verify_samples(*, project: Project, result: DemoResult) -> None:
+    cables = list(
+        Cable.objects.filter(project=project, status=CableStatus.PLANNED, network=Network.COMPUTE,
+                             ends__port__device__name=VERIFIED_CABLES_OF)
+    )
+    for cable in cables:
+        cable.status = CableStatus.VERIFIED
+    bulk_update_with_history(cables, Cable, ["status"])
+    result.count("cables verified", len(cables))
+
+
 def _build_demo72(models: dict[str, HardwareModel], result: DemoResult) -> Project:
     project = _project_ensure(
         code=DEMO_CODE, name="72-node B300 post-training cluster", customer_name="Example Security AI Lab",
         site="DC1 Hall 3",
         description="72 B300 nodes (576 GPUs) on a 4-plane 800G XDR fabric of 12 Quantum-X800 switches, "
-        "400G RoCE storage network with 6 storage servers (1 PB).",
+        "400G RoCE storage network with 6 storage servers (1 PB), in-band and out-of-band networks.",
     )
     site = _site_ensure(project=project, name="DC1 Hall 3", address="Example Data Centre 1, Hall 3")
     rack_plans = demo_rack_plans()
     racks = _racks_ensure(project=project, site=site, plans=rack_plans, result=result)
     pdus = pdu_plans(rack_plans, subnet="10.72.6")
-    plans = [*gpu_server_plans(), *switch_plans(), *storage_server_plans(), *pdus]
+    plans = [*gpu_server_plans(), *storage_server_plans(), *pdus]
     _devices_ensure(project=project, plans=plans, racks=racks, models=models, result=result)
-    _optics_ensure(project=project, stock=DEMO_OPTICS, result=result)
+    _fabric_ensure(project=project, result=result)
+    _switches_commission(project=project, result=result)
+    _optics_ensure(project=project, stock=demo_optic_stock(demo_plan()), result=result)
     _optics_install_samples(project=project, result=result)
+    _cables_verify_samples(project=project, result=result)
     return project
 
 

@@ -1,5 +1,6 @@
-"""seed_demo builds the reference cluster of DOMAIN.md, the demo users, an isolated second project,
-and running it again changes nothing."""
+"""seed_demo builds the reference cluster of DOMAIN.md (its switches and cables from the fabric planner,
+through plan_apply of examples/demo-72.yaml), the demo users, an isolated second project, and running
+it again changes nothing."""
 
 from io import StringIO
 
@@ -11,11 +12,13 @@ from django.db import connection, transaction
 from django.db.models import Count, Q
 from django.urls import reverse
 
+from cabling.choices import CableStatus, FabricPlanSource, FabricPlanStatus, Side
+from cabling.models import Cable, CableEnd, FabricPlan
 from delivery.access import visible_projects
 from delivery.choices import Role
-from delivery.demo import DEMO_CODE, DEMO_PASSWORD, LAB_CODE, OVER_BUDGET_RACK
+from delivery.demo import DEMO_CODE, DEMO_PASSWORD, LAB_CODE, OVER_BUDGET_RACK, demo_plan
 from delivery.models import Membership, Project
-from inventory.choices import HardwareKind, Network, OpticStatus
+from inventory.choices import DeviceRole, DeviceStatus, HardwareKind, Network, OpticStatus
 from inventory.models import Device, Optic, Port, Rack
 from inventory.selectors import device_list, is_power_flagged, optic_list, rack_list, with_power
 
@@ -82,22 +85,80 @@ def test_72_gpu_servers_with_8_nics_and_32_plane_lanes_each(demo):
     assert networks == expected
 
 
-def test_12_xdr_switches_of_144_ports(demo):
+def test_12_xdr_switches_of_144_ports_with_4_plane_lanes_each(demo):
     switches = Device.objects.filter(project=demo, hardware_model__kind=HardwareKind.IB_SWITCH).annotate(
-        xdr=Count("ports", filter=Q(ports__network=Network.COMPUTE, ports__speed_gbps=800))
+        xdr=Count("ports", filter=Q(ports__network=Network.COMPUTE, ports__speed_gbps=800)),
+        lanes=Count("ports", filter=Q(ports__network=Network.COMPUTE, ports__parent__isnull=False)),
     )
     assert sorted(s.name for s in switches) == [f"ib-leaf-{i:02d}" for i in range(1, 9)] + [
         f"ib-spine-{i:02d}" for i in range(1, 5)
     ]
-    assert {s.xdr for s in switches} == {144}
+    assert {(s.xdr, s.lanes) for s in switches} == {(144, 576)}
+    lanes = Port.objects.filter(device__project=demo, device__name="ib-spine-04", parent__isnull=False)
+    assert set(lanes.values_list("lane", "plane", "speed_gbps")) == {(k, k, 200) for k in range(4)}
+
+
+def test_every_switch_is_the_planners_racked_powered_and_commissioned(demo):
+    planned = {s.name: s for s in demo_plan().switches}
+    switches = Device.objects.filter(project=demo, role__in=[DeviceRole.LEAF, DeviceRole.SPINE]).select_related(
+        "rack", "hardware_model"
+    )
+    assert {s.name for s in switches} == set(planned) and len(planned) == 12 + 5 + 5 + 4
+    for switch in switches:
+        plan = planned[switch.name]
+        assert (switch.rack.name, switch.position_u, switch.hardware_model.part_number) == (
+            plan.rack, plan.position_u, plan.model,
+        )
+        assert switch.status == DeviceStatus.POWERED and switch.serial and switch.oob_address
+
+
+def test_the_demo_plan_is_recorded(demo):
+    row = FabricPlan.objects.get(project=demo)
+    assert (row.status, row.source, row.name) == (FabricPlanStatus.APPLIED, FabricPlanSource.DEMO, "demo-72")
+    assert row.summary["cables"] == 1711 and row.diff["counts"]["cables_added"] == 1711
+
+
+def test_1152_compute_cables_and_the_storage_inband_and_oob_cables(demo):
+    by_network = dict(Cable.objects.filter(project=demo).values_list("network").annotate(n=Count("id")))
+    assert by_network == {Network.COMPUTE: 1152, Network.STORAGE: 312, Network.INBAND: 144, Network.OOB: 103}
+    assert by_network == demo_plan().summary()["cables_by_network"]
+    ends = CableEnd.objects.filter(cable__project=demo)
+    assert ends.values("port").distinct().count() == ends.count()
+    storage = ends.filter(cable__network=Network.STORAGE, port__device__name="storage-06")
+    assert sorted(storage.values_list("port__name", flat=True)) == ["stor0", "stor1"]
+    oob = ends.filter(cable__network=Network.OOB, side=Side.A)
+    assert oob.filter(port__device__name="ib-spine-04", port__name="mgmt0").exists()
+    assert oob.filter(port__device__name="gpu-072", port__name="bmc0").exists()
+
+
+def test_every_gpu_lane_of_the_compute_network_reaches_a_leaf_lane_of_the_same_plane(demo):
+    lanes = Port.objects.filter(device__project=demo, network=Network.COMPUTE, parent__isnull=False)
+    planes: dict[int, dict[int, int]] = {}  # physical port -> lane -> plane
+    for parent_id, lane, plane in lanes.values_list("parent_id", "lane", "plane"):
+        planes.setdefault(parent_id, {})[lane] = plane
+    ends = CableEnd.objects.filter(cable__project=demo, cable__network=Network.COMPUTE).values_list(
+        "cable_id", "port_id", "port__device__role"
+    )
+    cable_ends: dict[int, dict[str, int]] = {}
+    for cable_id, port_id, role in ends:
+        cable_ends.setdefault(cable_id, {})[role] = port_id
+    node_to_leaf = {e[DeviceRole.GPU_NODE]: e[DeviceRole.LEAF] for e in cable_ends.values() if DeviceRole.GPU_NODE in e}
+    gpu_ports = set(
+        Port.objects.filter(device__project=demo, device__role=DeviceRole.GPU_NODE, network=Network.COMPUTE,
+                            parent__isnull=True).values_list("id", flat=True)
+    )
+    assert len(gpu_ports) == 576 and set(node_to_leaf) == gpu_ports
+    for node_port, leaf_port in node_to_leaf.items():
+        assert planes[node_port] == planes[leaf_port] == {0: 0, 1: 1, 2: 2, 3: 3}
 
 
 def test_storage_servers_and_storage_switches(demo):
     storage = Device.objects.filter(project=demo, hardware_model__kind=HardwareKind.STORAGE_SERVER)
-    assert storage.count() == 6
-    lanes = Port.objects.filter(device__project=demo, device__hardware_model__kind=HardwareKind.ETH_SWITCH,
-                                parent__isnull=False)
-    assert lanes.count() == 2 * 64 * 2 and set(lanes.values_list("speed_gbps", flat=True)) == {400}
+    assert sorted(storage.values_list("rack__name", flat=True)) == ["S01"] * 3 + ["S02"] * 3
+    sn5610 = Device.objects.filter(project=demo, hardware_model__part_number="DEMO-SN5610")
+    assert sn5610.count() == 3 + 2  # 156 server ports at 64 down per leaf: 3 leaves, 2 spines
+    lanes = Port.objects.filter(device__in=sn5610, parent__isnull=False)
+    assert lanes.count() == 5 * 64 * 2 and set(lanes.values_list("speed_gbps", flat=True)) == {400}
 
 
 def test_exactly_one_rack_breaks_the_headroom_rule(demo, lab):
@@ -107,9 +168,16 @@ def test_exactly_one_rack_breaks_the_headroom_rule(demo, lab):
     assert all(r.device_count for r in racks)
 
 
-def test_optics_in_stock_cover_the_fabric_and_a_few_are_installed_with_dom(demo):
-    fabric = Optic.objects.filter(project=demo, speed_gbps=800, part_number__contains="XDR")
-    assert fabric.count() >= 576 * 2 * 2  # both ends of 1,152 training cables
+def test_optics_in_stock_cover_the_plans_bill_of_materials_and_a_few_are_installed_with_dom(demo):
+    needed: dict[str, int] = {}
+    for line in demo_plan().bom:
+        if line.category == "optic":
+            needed[line.item] = needed.get(line.item, 0) + line.count
+    # One transceiver per cage: 576 node ports, and 864 twin-port OSFPs for 1,728 switch ports.
+    assert needed["OSFP-800G-XDR-NODE"] == 576 and needed["OSFP-800G-XDR-TWIN"] == 12 * 72
+    stock = dict(Optic.objects.filter(project=demo).values_list("part_number").annotate(n=Count("id")))
+    assert set(stock) == set(needed) and all(stock[part] > n for part, n in needed.items())
+    fabric = Optic.objects.filter(project=demo, part_number__contains="XDR")
     assert fabric.values("serial").distinct().count() == fabric.count()
     installed = Optic.objects.filter(project=demo, status=OpticStatus.INSTALLED)
     installed = installed.select_related("port__device")
@@ -117,6 +185,10 @@ def test_optics_in_stock_cover_the_fabric_and_a_few_are_installed_with_dom(demo)
     for optic in installed:
         assert optic.port.device.project_id == demo.pk
         assert optic.dom_temperature_c and len(optic.dom_rx_power_dbm) == 8 and optic.dom_read_at
+    # The cables between those optics are verified; both their ends hold one.
+    verified = Cable.objects.filter(project=demo, status=CableStatus.VERIFIED)
+    assert verified.count() == 8
+    assert all(end.port.optic for cable in verified for end in cable.ends.select_related("port__optic"))
 
 
 def test_users_have_their_roles_and_the_printed_password(demo, lab, demo_output):
@@ -154,3 +226,23 @@ def test_the_two_projects_share_no_site_rack_or_serial(demo, lab):
     assert not demo_serials & set(Optic.objects.filter(project=lab).values_list("serial", flat=True))
     assert Device.objects.filter(project=lab, rack__project=demo).count() == 0
     assert Device.objects.filter(project=lab).count() == 8 + 2  # servers and the rack's two PDUs
+
+
+def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(demo):
+    from validation.choices import RunStatus, Verdict
+    from validation.demo_runs import DEMO_KINDS, DEMO_SEED
+    from validation.models import CheckRun
+    from validation.runners import plan_faults
+    from validation.services import sim_cluster_for
+
+    runs = {run.kind: run for run in CheckRun.objects.filter(project=demo)}
+    assert set(runs) == set(DEMO_KINDS)
+    assert all(run.status == RunStatus.DONE for run in runs.values())
+    faults = plan_faults(sim_cluster_for(demo), DEMO_SEED)
+    flagged = {
+        run.kind: {r.device.name for r in run.results.exclude(verdict=Verdict.PASS).select_related("device")}
+        for run in runs.values()
+    }
+    planted_link_nodes = {faults.dirty_fiber[0], faults.hot_optic[0]}
+    assert flagged["link_health"] == planted_link_nodes
+    assert faults.slow_gpu_rdma_node in flagged["bw_matrix"]

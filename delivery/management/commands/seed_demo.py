@@ -2,14 +2,23 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from delivery.demo import build_demo
+from delivery.demo import DEMO_CODE, LAB_CODE, build_demo
+from delivery.models import Project
+from validation.demo_runs import demo_checks_ensure
 
 
 class Command(BaseCommand):
     help = (
-        "Create the demo projects DEMO-72 (the 72-node reference cluster) and LAB-8, with demo users. "
-        "Idempotent: only missing rows are created."
+        "Create the demo projects DEMO-72 (the 72-node reference cluster) and LAB-8, with demo users, and "
+        "run their check runs on the simulated cluster (link health, bandwidth matrix, NCCL). "
+        "Idempotent: only missing rows and runs are created."
     )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--no-check-runs", action="store_true",
+            help="Build the inventory, fabric and users only; do not run the demo's check runs.",
+        )
 
     def handle(self, *args, **options):
         started = time.perf_counter()
@@ -20,7 +29,17 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo data: created {made} in {elapsed:.1f} s.")
         else:
             self.stdout.write(f"Demo data already complete: nothing to do ({elapsed:.1f} s).")
+        if not options["no_check_runs"]:
+            self._run_checks()
         self.stdout.write(self.style.SUCCESS("Demo logins:"))
         for login in result.logins:
             password = login.password or "(own password, unchanged)"
             self.stdout.write(f"  {login.username:<15} {password:<20} {login.role} of {login.project}")
+
+    def _run_checks(self) -> None:
+        for code in (DEMO_CODE, LAB_CODE):
+            started = time.perf_counter()
+            runs = demo_checks_ensure(Project.objects.get(code=code))
+            if runs:
+                kinds = ", ".join(run.get_kind_display() for run in runs)
+                self.stdout.write(f"{code}: ran {kinds} in {time.perf_counter() - started:.1f} s.")
