@@ -5,8 +5,9 @@ Two shapes:
 - `CableRow`s built from ONE flat `values()` query over cables and their ends, for the exports, which
   must stay fast and small at 30,000 cables (no model instances, no per-row queries).
 
-An end's tag follows the planner's label scheme (cabling.planner.labels): `rack-U-device-port`, with
-U the device's TOP unit (two digits), where the cable leaves it: `A01-U37-gpu-001-ib0`.
+An end's tag is the planner's (cabling.planner.labels.place_tag, the one place the format is written):
+`rack-U-device-port`, with U the device's TOP unit (two digits), where the cable leaves it:
+`A01-U37-gpu-001-ib0`.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from inventory.choices import DeviceRole
 
 from .choices import Side
 from .models import Cable, CableEnd
+from .planner.labels import place_tag
 
-UNRACKED = "unracked"
 EXPORT_CHUNK = 2000  # rows fetched per round trip when streaming an export
 
 # Tiers of the fabric view, bottom to top. Anything that is not a switch is a node.
@@ -44,13 +45,6 @@ SWITCH_ROLES = tuple(TIER_OF_ROLE)
 
 def tier_of(role: str) -> str:
     return TIER_OF_ROLE.get(role, NODE)
-
-
-def end_tag(*, rack: str | None, top_u: int | None, device: str, port: str) -> str:
-    """`rack-U-device-port` as printed on a label; an unracked device says so instead of a place."""
-    if not rack or top_u is None:
-        return f"{UNRACKED}-{device}-{port}"
-    return f"{rack}-U{top_u:02d}-{device}-{port}"
 
 
 def top_unit(position_u: int | None, height_u: int | None) -> int | None:
@@ -90,8 +84,8 @@ def page_end_tag(end: CableEnd) -> str:
     """The tag of an end loaded by `cable_list_with_ends` (no query)."""
     device = end.port.device
     top = top_unit(device.position_u, device.hardware_model.height_u)
-    return end_tag(rack=device.rack.name if device.rack else None, top_u=top, device=device.name,
-                   port=end.port.name)
+    return place_tag(rack=device.rack.name if device.rack else None, top_u=top, device=device.name,
+                     port=end.port.name)
 
 
 # --- Export rows -------------------------------------------------------------------------------
@@ -119,7 +113,7 @@ class EndRow:
 
     @property
     def tag(self) -> str:
-        return end_tag(rack=self.rack, top_u=self.top_u, device=self.device, port=self.port)
+        return place_tag(rack=self.rack, top_u=self.top_u, device=self.device, port=self.port)
 
 
 @dataclass(slots=True)
@@ -277,7 +271,6 @@ __all__ = [
     "cable_list_with_ends",
     "cable_rows",
     "end_count",
-    "end_tag",
     "fabric_devices",
     "fabric_link_counts",
     "fabric_links",

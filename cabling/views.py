@@ -5,6 +5,8 @@ is "what I download"; a filter that does not parse is a 400 naming it, never a s
 
 from __future__ import annotations
 
+import re
+
 from django.http import Http404, HttpResponse, HttpResponseBadRequest
 from django.utils.text import slugify
 from django.views import View
@@ -22,6 +24,9 @@ from .filters import CableFilterSet
 from .selectors import cable_detail, cable_list, cable_list_with_ends, end_count, page_end_tag
 
 DOWNLOAD_FILTERS = ("network", "plane", "rack", "device", "status", "type", "q")
+# ASCII digits only, and few: str.isdigit() takes "²" (and int() then raises), and int() refuses strings
+# of more than 4,300 digits.
+PLANE_NUMBER = re.compile(r"[0-9]{1,4}")
 
 
 def _tag_ends(cables) -> None:
@@ -168,7 +173,7 @@ class FabricSvgView(ProjectViewMixin, View):
         except ValueError as exc:
             return HttpResponseBadRequest(str(exc), content_type="text/plain")
         plane = request.GET.get("plane", "shared")
-        if network is None or not (plane == "shared" or plane.isdigit()):
+        if network is None or not (plane == "shared" or PLANE_NUMBER.fullmatch(plane)):
             return HttpResponseBadRequest(
                 "Give a network and a plane: ?network=compute&plane=0 (or plane=shared).", content_type="text/plain"
             )

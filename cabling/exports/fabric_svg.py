@@ -56,7 +56,9 @@ def counted(count: int, noun: str) -> str:
 
 
 def _natural(name: str) -> list:
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+    """gpu-2 before gpu-10. re.split with a group alternates text and digit runs, so the odd parts are
+    the ASCII digit runs (never "²", which isdigit() accepts and int() refuses) and ints meet ints."""
+    return [int(part) if i % 2 else part for i, part in enumerate(re.split(r"([0-9]+)", name))]
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from .model import (
 )
 from .placement import make_servers, place_servers, place_switches, room_racks
 from .spec import CableType, FabricSpec, SpecError, load_spec, load_spec_text, parse_spec
-from .topology import build_networks
+from .topology import build_networks, preflight
 
 __all__ = [
     "BomLine",
@@ -62,8 +62,9 @@ __all__ = [
 def plan(spec: FabricSpec, *, check: bool = True) -> Plan:
     """Plan every network of the spec. With check=False the plan is returned unchecked (for tests of
     the checks themselves); anything that writes must keep the default."""
+    preflight(spec)  # "too large" from the counts alone, before building anything
     servers = make_servers(spec)
-    topologies = build_networks(spec, servers)  # first, so "too large" is said before "no room"
+    topologies = build_networks(spec, servers)  # before placement, so "too large" is said before "no room"
     switches = [s for t in topologies for s in t.switches]
     links = [link for t in topologies for link in t.links]
     racks = room_racks(spec.room)

@@ -4,10 +4,11 @@ readable problems (an empty list when all is well).
 
 Checked: device names unique; no port (or lane of it) used twice, by links or by cable ends; no port
 beyond a switch's radix or a port's lanes; down/up within the oversubscription on every leaf (and
-1:1 on three-tier spines), with no idle extra uplinks; every server reached on every rail and plane;
-rail i of every server of a scalable unit on that unit's leaf i; planes never cross; uplinks spread
-evenly; every link on exactly one cable; cable types and lengths within their rules; optics counted
-once per cage; labels unique.
+1:1 on three-tier spines), with no more uplinks than reaching every upper switch equally takes;
+every server reached on every rail and plane; rail i of every server of a scalable unit on that
+unit's leaf i; planes never cross; every leaf reaches every spine of its pod, and every three-tier
+spine every super-spine of its group, with the same number of links to each; every link on exactly
+one cable; cable types and lengths within their rules; optics counted once per cage; labels unique.
 """
 
 from __future__ import annotations
@@ -96,6 +97,33 @@ def check_radix(plan: Plan) -> list[str]:
     return problems
 
 
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _upper_peers(plan: Plan) -> dict[str, tuple[str, list[str]]]:
+    """What each switch must reach, from the plan's switch rows, as (where, names): a leaf every spine of
+    its (network, plane, pod); a spine of a three-tier plane every super-spine of group j, j being the
+    spine's place (by number) among its pod's spines."""
+    spines: dict[tuple, list[PlannedSwitch]] = defaultdict(list)
+    supers: dict[tuple, list[str]] = defaultdict(list)
+    for s in plan.switches:
+        if s.tier == SwitchTier.SPINE:
+            spines[(s.network, s.plane, s.pod)].append(s)
+        elif s.tier == SwitchTier.SUPER_SPINE:
+            supers[(s.network, s.plane, s.group)].append(s.name)
+    place = {s.name: j for pod in spines.values() for j, s in enumerate(sorted(pod, key=lambda x: x.number))}
+    with_supers = {(s.network, s.plane) for s in plan.switches if s.tier == SwitchTier.SUPER_SPINE}
+    peers: dict[str, tuple[str, list[str]]] = {}
+    for s in plan.switches:
+        if s.tier == SwitchTier.LEAF:
+            peers[s.name] = (f"pod {s.pod}", [x.name for x in spines[(s.network, s.plane, s.pod)]])
+        elif s.tier == SwitchTier.SPINE and (s.network, s.plane) in with_supers:
+            j = place[s.name]
+            peers[s.name] = (f"group {j}", supers[(s.network, s.plane, j)])
+    return peers
+
+
 def _bandwidth(links: Iterable[Link]) -> tuple[int, int, int]:
     """(count, total Gb/s, speed of one link)."""
     links = list(links)
@@ -107,7 +135,11 @@ def _bandwidth(links: Iterable[Link]) -> tuple[int, int, int]:
 
 
 def check_oversubscription(plan: Plan) -> list[str]:
+    """Down:up within the ratio (1:1 on three-tier spines). Up may exceed what the ratio needs only as far
+    as reaching every upper switch equally takes: a part-full leaf rounds its uplinks up to a multiple
+    of its pod's spine count, so 1:1 means up >= down there."""
     nets = {n.key: n for n in plan.spec.networks}
+    peers = _upper_peers(plan)
     down: dict[str, list[Link]] = defaultdict(list)
     up: dict[str, list[Link]] = defaultdict(list)
     for link in plan.links:  # keyed by network too: a switch's management link belongs to the OOB
@@ -130,8 +162,15 @@ def check_oversubscription(plan: Plan) -> list[str]:
                 f"{switch.name}: {n_down} down ({bw_down}G) and {n_up} up ({bw_up}G) is more "
                 f"oversubscribed than {shown}"
             )
-        elif (bw_up - up_speed) * ratio_down >= bw_down * ratio_up:
-            problems.append(f"{switch.name}: {n_up} uplinks for {n_down} down links, more than {shown} needs")
+        else:
+            needed = _ceil_div(bw_down * ratio_up, ratio_down * up_speed)
+            reach = max(len(peers.get(switch.name, ("", []))[1]), 1)
+            allowed = _ceil_div(needed, reach) * reach
+            if n_up > allowed:
+                problems.append(
+                    f"{switch.name}: {n_up} uplinks for {n_down} down links, more than {shown} needs "
+                    f"({needed}, or {allowed} to reach each of its {reach} upper switches equally)"
+                )
     return problems
 
 
@@ -230,40 +269,33 @@ def check_planes(plan: Plan) -> list[str]:
     return capped(problems)
 
 
-def _even(counts: Iterable[int]) -> bool:
-    counts = list(counts)
-    return not counts or max(counts) - min(counts) <= 1
-
-
 def check_spread(plan: Plan) -> list[str]:
-    """Each leaf's uplinks spread evenly over its pod's spines; each spine's over its super-spine group."""
+    """Every leaf reaches every spine of its pod, and every three-tier spine every super-spine of its
+    group, with the same number of links to each; no uplink leaves the pod or group."""
     problems = []
     per_pair: Counter = Counter()
     for link in plan.links:
         if link.tier != LinkTier.NODE_LEAF:
             per_pair[(link.a.device, link.b.device)] += 1
-    by_name = {s.name: s for s in plan.switches}
-    spines = defaultdict(list)
-    for s in plan.switches:
-        key = (s.network, s.plane, s.tier, s.pod if s.tier == SwitchTier.SPINE else s.group)
-        spines[key].append(s.name)
     targets: dict[str, set[str]] = defaultdict(set)
     for a, b in per_pair:
         targets[a].add(b)
-    for name, reached in targets.items():
-        lower = by_name[name]
-        upper = {by_name[b].tier for b in reached}
-        groups = {by_name[b].pod if lower.tier == SwitchTier.LEAF else by_name[b].group for b in reached}
-        if len(upper) != 1 or len(groups) != 1:
-            problems.append(f"{name}: uplinks go to more than one pod or super-spine group")
-            continue
-        tier, group = upper.pop(), groups.pop()
-        if lower.tier == SwitchTier.LEAF and group != lower.pod:
-            problems.append(f"{name} (pod {lower.pod}) has uplinks to pod {group}")
-        peers = spines[(lower.network, lower.plane, tier, group)]
-        if not _even(per_pair[(name, peer)] for peer in peers):
-            counts = sorted({per_pair[(name, peer)] for peer in peers})
-            problems.append(f"{name}: uplinks spread unevenly over its {len(peers)} upper switches ({counts})")
+    for name, (where, names) in _upper_peers(plan).items():
+        missed = [peer for peer in names if peer not in targets[name]]
+        strays = sorted(targets[name] - set(names))
+        if not names:
+            problems.append(f"{name}: {where} has no upper switch for it to reach")
+        elif missed:
+            shown = ", ".join(missed[:4]) + (" ..." if len(missed) > 4 else "")
+            problems.append(
+                f"{name}: reaches {len(names) - len(missed)} of the {len(names)} upper switches of {where} "
+                f"(not {shown})"
+            )
+        elif len({per_pair[(name, peer)] for peer in names}) > 1:
+            counts = sorted({per_pair[(name, peer)] for peer in names})
+            problems.append(f"{name}: uplinks spread unevenly over its {len(names)} upper switches ({counts})")
+        if strays:
+            problems.append(f"{name}: has uplinks to {', '.join(strays[:4])}, outside {where}")
     return capped(problems)
 
 

@@ -16,10 +16,19 @@ from .model import Cable, CableEnd, Link
 from .spec import FabricSpec
 
 NUMBER_WIDTH = 5
+UNRACKED = "unracked"  # in place of rack-U for a device that has no place (yet): only in the database
+
+
+def place_tag(*, rack: str | None, top_u: int | None, device: str, port: str) -> str:
+    """`rack-U-device-port`, U the device's top unit on two digits: the one definition of the tag, printed
+    by the planner's ends and by the database's (cabling.selectors), so both always read the same."""
+    if not rack or top_u is None:
+        return f"{UNRACKED}-{device}-{port}"
+    return f"{rack}-U{top_u:02d}-{device}-{port}"
 
 
 def end_tag(end: CableEnd) -> str:
-    return f"{end.rack}-U{end.position_u:02d}-{end.device}-{end.port.name}"
+    return place_tag(rack=end.rack, top_u=end.position_u, device=end.device, port=end.port.name)
 
 
 def assign_labels(spec: FabricSpec, cables: Sequence[Cable], links: Sequence[Link]) -> None:

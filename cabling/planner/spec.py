@@ -21,6 +21,21 @@ NETWORK_ORDER = ("compute", "storage", "inband", "oob")
 DEFAULT_PREFIX = {"compute": "comp", "storage": "stor", "inband": "inb", "oob": "oob"}
 DEFAULT_LABEL_PREFIX = {"compute": "C", "storage": "S", "inband": "I", "oob": "O"}
 HOSTNAME_PART = re.compile(r"^[a-z0-9]([a-z0-9-]*[a-z0-9])?$")
+
+# Limits. Planning is linear in links (about 0.15 ms and 2 kB each, checks included), so the caps bound
+# the time and memory of the largest plan: 131,072 node links in three tiers make about 400,000 links,
+# a minute and under 1 GB. They sit far above the reference fabrics (fabric 3: 1,024 servers, 16,384
+# node links) and are checked on the spec, before anything is built; each error names its field.
+MAX_SERVERS = 16_384  # servers in one spec, all groups together
+MAX_NODE_LINKS = 131_072  # node ports or lanes on one network, all planes together
+MAX_PORTS_PER_GROUP = 64  # ports[].count: NIC ports of one kind on a server
+MAX_LANES = 8  # ports[].lanes and breakout lanes
+MAX_RADIX = 1024  # switch_models.*.radix and uplink_ports.count
+MAX_PORTS_PER_CAGE = 8
+MAX_PLANES = 8
+MAX_RACK_U = 100  # rack height, and every U or height inside a rack
+MAX_RACKS_PER_ROW = 1000
+MAX_RACK_POSITION = 9999
 RACK_ROW = re.compile(r"^[A-Za-z0-9]{1,8}$")
 
 
@@ -253,13 +268,25 @@ class _Reader:
             return False, None
         return False, default
 
-    def integer(self, data: dict, key: str, path: str, *, default: Any = _MISSING, minimum: int = 1) -> Any:
+    def integer(
+        self,
+        data: dict,
+        key: str,
+        path: str,
+        *,
+        default: Any = _MISSING,
+        minimum: int = 1,
+        maximum: int | None = None,
+    ) -> Any:
         present, value = self._get(data, key, path, default)
         if not present:
             return value
         if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
             kind = "a positive integer" if minimum == 1 else f"an integer >= {minimum}"
             self.error(f"{path}.{key}", f"expected {kind}, got {value!r}")
+            return None
+        if maximum is not None and value > maximum:
+            self.error(f"{path}.{key}", f"{value} is more than the planner takes (at most {maximum})")
             return None
         return value
 
@@ -334,13 +361,17 @@ class _Reader:
         return tuple(values)
 
 
-BREAKOUT = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*G\s*$")
-RATIO = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*:\s*(\d+(?:\.\d+)?)\s*$")
+# [0-9], not \d: \d takes any Unicode digit ("²"), which int() refuses. Bounded, so int() never meets a
+# number too long to convert.
+BREAKOUT = re.compile(r"^\s*([0-9]{1,3})\s*[xX]\s*([0-9]{1,7})\s*G\s*$")
+RATIO = re.compile(r"^\s*([0-9]{1,6}(?:\.[0-9]{1,3})?)\s*:\s*([0-9]{1,6}(?:\.[0-9]{1,3})?)\s*$")
+WHOLE_NUMBER = re.compile(r"^\s*[0-9]{1,6}\s*$")
+BREAKOUT_HINT = f"expected a breakout such as 2x400G (at most {MAX_LANES} lanes)"
 
 
 def parse_breakout(value: Any) -> Breakout | None:
     match = BREAKOUT.match(value) if isinstance(value, str) else None
-    if not match or int(match[1]) < 1 or int(match[2]) < 1:
+    if not match or not 1 <= int(match[1]) <= MAX_LANES or int(match[2]) < 1:
         return None
     return Breakout(lanes=int(match[1]), speed_gbps=int(match[2]))
 
@@ -352,7 +383,7 @@ def parse_ratio(value: Any) -> Ratio | None:
     """'3:1' -> Ratio(3, 1); 2 or '2' -> 2:1. Decimals such as '1.5:1' become whole numbers (3:2)."""
     if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_PLAIN_RATIO:
         return Ratio(value, 1)
-    if isinstance(value, str) and value.strip().isdigit() and int(value) >= 1:
+    if isinstance(value, str) and WHOLE_NUMBER.match(value) and int(value) >= 1:
         return Ratio(int(value), 1)
     match = RATIO.match(value) if isinstance(value, str) else None
     if not match:
@@ -399,7 +430,7 @@ def _switch_model(r: _Reader, part: str, data: Any, path: str) -> SwitchModel | 
     for i, raw in enumerate(r.listing(data, "breakouts", path, default=[]) or []):
         breakout = parse_breakout(raw)
         if breakout is None:
-            r.error(f"{path}.breakouts[{i}]", f"expected a breakout such as 2x400G, got {raw!r}")
+            r.error(f"{path}.breakouts[{i}]", f"{BREAKOUT_HINT}, got {raw!r}")
         elif speed and breakout.lanes * breakout.speed_gbps != speed:
             r.error(f"{path}.breakouts[{i}]", f"{breakout} does not add up to the port speed {speed}G")
         else:
@@ -411,18 +442,19 @@ def _switch_model(r: _Reader, part: str, data: Any, path: str) -> SwitchModel | 
         if up is not None:
             r.known_fields(up, ("count", "speed_gbps", "optic"), up_path)
             uplinks = UplinkPorts(
-                count=r.integer(up, "count", up_path),
+                count=r.integer(up, "count", up_path, maximum=MAX_RADIX),
                 speed_gbps=r.integer(up, "speed_gbps", up_path),
                 optic=r.text(up, "optic", up_path, default=None),
             )
-    radix, per_cage = r.integer(data, "radix", path), r.integer(data, "ports_per_cage", path, default=1)
+    radix = r.integer(data, "radix", path, maximum=MAX_RADIX)
+    per_cage = r.integer(data, "ports_per_cage", path, default=1, maximum=MAX_PORTS_PER_CAGE)
     if radix and per_cage and radix % per_cage:
         r.error(f"{path}.ports_per_cage", f"{radix} ports do not fill cages of {per_cage}")
     return SwitchModel(
         part_number=part,
         radix=radix,
         speed_gbps=speed,
-        height_u=r.integer(data, "height_u", path, default=1),
+        height_u=r.integer(data, "height_u", path, default=1, maximum=MAX_RACK_U),
         breakouts=tuple(breakouts),
         ports_per_cage=per_cage,
         optic=r.text(data, "optic", path, default=None),
@@ -444,7 +476,7 @@ def _port_group(r: _Reader, data: Any, path: str) -> PortGroup | None:
         return None
     r.known_fields(data, PORT_FIELDS, path)
     speed = r.integer(data, "speed_gbps", path)
-    lanes = r.integer(data, "lanes", path, default=1)
+    lanes = r.integer(data, "lanes", path, default=1, maximum=MAX_LANES)
     if speed and lanes and speed % lanes:
         r.error(f"{path}.lanes", f"{speed}G does not split evenly into {lanes} lanes")
     network = r.text(data, "network", path)
@@ -452,7 +484,7 @@ def _port_group(r: _Reader, data: Any, path: str) -> PortGroup | None:
         r.error(f"{path}.network", f"expected one of {', '.join(NETWORK_ORDER)}, got {network!r}")
     return PortGroup(
         name=r.text(data, "name", path, pattern=PORT_NAME, hint=" (lower-case letters; ports are <name>0, <name>1...)"),
-        count=r.integer(data, "count", path, default=1),
+        count=r.integer(data, "count", path, default=1, maximum=MAX_PORTS_PER_GROUP),
         speed_gbps=speed,
         lanes=lanes,
         network=network,
@@ -471,8 +503,8 @@ def _server_group(r: _Reader, data: Any, path: str) -> ServerGroup | None:
         return None
     r.known_fields(data, SERVER_FIELDS, path)
     name = r.text(data, "name", path, pattern=GROUP_NAME, hint=" (lower-case letters, digits and dashes)")
-    count = r.integer(data, "count", path)
-    height = r.integer(data, "height_u", path, default=1)
+    count = r.integer(data, "count", path, maximum=MAX_SERVERS)
+    height = r.integer(data, "height_u", path, default=1, maximum=MAX_RACK_U)
     naming = r.text(data, "naming", path, default=None)
     if naming is None and name and count:
         naming = f"{name}-{{n:0{max(3, len(str(count)))}d}}"
@@ -501,9 +533,9 @@ def _server_group(r: _Reader, data: Any, path: str) -> ServerGroup | None:
         count=count,
         model=r.text(data, "model", path),
         height_u=height,
-        per_rack=r.integer(data, "per_rack", path),
-        first_u=r.integer(data, "first_u", path, default=1),
-        u_step=r.integer(data, "u_step", path, default=height),
+        per_rack=r.integer(data, "per_rack", path, maximum=MAX_RACK_U),
+        first_u=r.integer(data, "first_u", path, default=1, maximum=MAX_RACK_U),
+        u_step=r.integer(data, "u_step", path, default=height, maximum=MAX_RACK_U),
         naming=naming,
         ports=tuple(ports),
     )
@@ -555,7 +587,7 @@ def _network(r: _Reader, key: str, data: Any, models: Mapping[str, SwitchModel])
     if data.get("breakout") is not None:
         breakout = parse_breakout(data["breakout"])
         if breakout is None:
-            r.error(f"{path}.breakout", f"expected a breakout such as 2x400G, got {data['breakout']!r}")
+            r.error(f"{path}.breakout", f"{BREAKOUT_HINT}, got {data['breakout']!r}")
         else:
             checked = set()
             for tier_key, model in (
@@ -584,10 +616,10 @@ def _network(r: _Reader, key: str, data: Any, models: Mapping[str, SwitchModel])
             " (unquoted, YAML reads 1:1 as the number 61)",
         )
     rail = r.boolean(data, "rail_optimized", path, default=False)
-    unit = r.integer(data, "scalable_unit", path, default=None)
-    if rail and unit is None and "scalable_unit" not in data:
+    unit = r.integer(data, "scalable_unit", path, default=None, maximum=MAX_SERVERS)
+    if rail and unit is None and data.get("scalable_unit") is None:  # absent, or written as null
         r.error(f"{path}.scalable_unit", "required when rail_optimized is true (servers per scalable unit)")
-    planes = r.integer(data, "planes", path, default=1)
+    planes = r.integer(data, "planes", path, default=1, maximum=MAX_PLANES)
     share = r.boolean(data, "planes_share_switches", path, default=False)
     plane_of = r.choice(data, "plane_of", path, PlaneOf, default=PlaneOf.LANE)
     if share and plane_of == PlaneOf.PORT:
@@ -648,7 +680,7 @@ def _room(r: _Reader, data: Any) -> RoomSpec | None:
     if data is None:
         return None
     r.known_fields(data, ROOM_FIELDS, path)
-    height = r.integer(data, "rack_height_u", path, default=48)
+    height = r.integer(data, "rack_height_u", path, default=48, maximum=MAX_RACK_U)
     rows = []
     for i, raw in enumerate(r.listing(data, "rows", path) or []):
         row_path = f"{path}.rows[{i}]"
@@ -660,18 +692,18 @@ def _room(r: _Reader, data: Any) -> RoomSpec | None:
             RowSpec(
                 name=r.text(row, "name", row_path, pattern=RACK_ROW, hint=" (letters and digits, up to 8)"),
                 index=i,
-                racks=r.integer(row, "racks", row_path),
+                racks=r.integer(row, "racks", row_path, maximum=MAX_RACKS_PER_ROW),
                 holds=r.choice(row, "holds", row_path, Holds),
                 only=r.names(row, "only", row_path),
-                first_position=r.integer(row, "first_position", row_path, default=1),
+                first_position=r.integer(row, "first_position", row_path, default=1, maximum=MAX_RACK_POSITION),
             )
         )
     names = [row.name for row in rows]
     for i, name in enumerate(names):
         if name and names.index(name) != i:
             r.error(f"{path}.rows[{i}].name", f"row {name!r} is listed twice")
-    first_u = r.integer(data, "network_first_u", path, default=1)
-    top_u = r.integer(data, "network_top_u", path, default=height)
+    first_u = r.integer(data, "network_first_u", path, default=1, maximum=MAX_RACK_U)
+    top_u = r.integer(data, "network_top_u", path, default=height, maximum=MAX_RACK_U)
     if height and top_u and top_u > height:
         r.error(f"{path}.network_top_u", f"{top_u} is above the top of a {height}U rack")
     return RoomSpec(
@@ -801,6 +833,10 @@ def _check_prefixes(r: _Reader, spec: FabricSpec) -> None:
 def _check_servers(r: _Reader, spec: FabricSpec) -> None:
     defined = {n.key for n in spec.networks}
     names = [g.name for g in spec.servers]
+    total = sum(g.count for g in spec.servers)
+    if total > MAX_SERVERS:
+        counts = " + ".join(str(g.count) for g in spec.servers)
+        r.error("servers", f"{counts} = {total} servers in all, more than the planner takes (at most {MAX_SERVERS})")
     for gi, group in enumerate(spec.servers):
         path = f"servers[{gi}]"
         if names.index(group.name) != gi:
@@ -826,9 +862,22 @@ def _check_servers(r: _Reader, spec: FabricSpec) -> None:
             seen_networks.add(port.network)
 
 
+def node_links(net: NetworkSpec, group: ServerGroup, port: PortGroup) -> int:
+    """Links a server group's port group makes on its network, all planes together: one per port, or
+    one per lane when the lanes go to separate planes' switches."""
+    per_lane = net.planes > 1 and net.plane_of == PlaneOf.LANE and not net.planes_share_switches
+    return group.count * port.count * (net.planes if per_lane else 1)
+
+
 def _check_network(r: _Reader, spec: FabricSpec, net: NetworkSpec) -> None:
     path = f"networks.{net.key}"
     attached = [(g, p) for g in spec.servers for p in g.ports if p.network == net.key]
+    links = sum(node_links(net, g, p) for g, p in attached)
+    if links > MAX_NODE_LINKS:
+        r.error(
+            path,
+            f"{links} node links (servers x ports x planes), more than the planner takes (at most {MAX_NODE_LINKS})",
+        )
     if not attached and not net.attach_switch_management:
         r.error(path, "no server port group is attached to this network")
     if net.attach_switch_management and net.rail_optimized:

@@ -7,15 +7,20 @@ The shape is a folded Clos (fat tree), built the same way for every plane:
   (every server's port 0, then every server's port 1...) over as many leaves as needed, so the ports of
   one server land on different leaves.
 - A leaf's ports split into down and up by the oversubscription down:up (1:1 gives half and half);
-  a leaf cables ceil(down x ratio) uplinks, so down = up on every leaf at 1:1, full or not.
+  a leaf needs ceil(down x ratio) uplinks, so down = up on every full leaf at 1:1.
 - Spines. Two tiers: one pod holds every leaf. The spine count S is the smallest divisor of the
-  largest leaf's uplink count that keeps every spine within its ports; uplinks are dealt round-robin
-  over the spines, so each leaf reaches each spine with the same number of links (+-1 on a part-full
-  leaf). Two tiers hold at most as many leaves as a spine has ports.
+  largest leaf's uplink count that keeps every spine within its ports. Every leaf reaches every spine
+  of its pod with the same number of links: its uplinks are rounded UP to a multiple of S and dealt
+  round-robin. A full leaf's count is a multiple of S already (exact down = up); a part-full leaf
+  (the last, part-full scalable unit; the last striped leaf) may get more uplinks than it needs
+  (up >= down at 1:1, never fewer), because a leaf that misses a spine loses paths. Two tiers hold at
+  most as many leaves as a spine has ports.
 - Three tiers: leaves are grouped in pods (whole SUs when rail-optimized) of at most as many leaves as a
   spine has down ports; each pod has S spines, whose ports split 1:1; spine j of every pod feeds
-  super-spine group j (G super-spines) the same way. Three tiers hold at most as many pods as a
-  super-spine has ports.
+  super-spine group j (G super-spines) the same way, with its uplinks rounded up to a multiple of G.
+  Three tiers hold at most as many pods as a super-spine has ports.
+- Too large is said up front (`preflight`): the leaf count follows from the spec's node-port counts
+  alone, so a cluster far beyond its tiers is refused before any server, port or link is built.
 - Planes never cross: with separate planes each plane is its own fabric on its own switches; when
   the planes share the switches (one ASIC per plane inside the box), a port's lane k is plane k at
   both ends of every link.
@@ -47,8 +52,21 @@ def ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+def round_up(n: int, multiple: int) -> int:
+    return ceil_div(n, multiple) * multiple
+
+
 def divisors(n: int) -> list[int]:
-    return [d for d in range(1, n + 1) if n % d == 0]
+    """Divisors of n in increasing order, in O(sqrt n) steps."""
+    small, large = [], []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            small.append(d)
+            if d * d != n:
+                large.append(n // d)
+        d += 1
+    return small + large[::-1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +175,8 @@ class _NetworkBuilder:
         ]
         groups = {g.name for _, g, _, _ in self.attached}
         self.nodes = [s for s in servers if s.group in groups]
+        # From the spec, not from `servers`: the preflight sizes the fabric before servers exist.
+        self.node_count = sum(g.count for g in spec.servers if g.name in groups)
         self.managed = list(managed) if net.attach_switch_management else []
         self.rails = rails_of(net, self.attached[0][3]) if self.attached else 1
         self.switches: list[PlannedSwitch] = []
@@ -243,12 +263,33 @@ class _NetworkBuilder:
         by_slot: dict[tuple[int, int], list[Endpoint]] = {}
         for ep in endpoints:
             by_slot.setdefault((ep.node_order // unit, ep.rail), []).append(ep)
-        units = ceil_div(len(self.nodes), unit)
+        units = ceil_div(self.node_count, unit)
         return [
             _Leaf(su, rail, sorted(by_slot.get((su, rail), []), key=lambda e: e.node_order))
             for su in range(units)
             for rail in range(self.rails)
         ]
+
+    def endpoints_per_plane(self) -> int:
+        """Node ports (or lanes) one plane's leaves take, counted from the spec alone."""
+        return sum(g.count * rails_of(self.net, p) for _, g, _, p in self.attached) + len(self.managed)
+
+    def leaf_count(self, layout: PortLayout) -> int | None:
+        """Leaves per plane, from the counts alone; None when the spec is wrong in a way build() reports."""
+        if not self.net.rail_optimized:
+            return ceil_div(self.endpoints_per_plane(), layout.down)
+        if self.net.scalable_unit > layout.down:
+            return None
+        return ceil_div(self.node_count, self.net.scalable_unit) * self.rails
+
+    def preflight(self) -> None:
+        """Refuse a network too large for its tiers before building anything (its leaf count is
+        arithmetic). Managed switch ports are not known yet, so for an out-of-band network this is a
+        lower bound and build() checks again."""
+        layout = self.leaf_layout()
+        count = self.leaf_count(layout)
+        if count is not None:
+            self.choose_tiers(count, layout)
 
     def capacity(self, leaf_layout: PortLayout) -> dict[int, tuple[int, str]]:
         """Largest size that fits in 2 and in 3 tiers: tiers -> (servers or node ports, wording)."""
@@ -281,7 +322,7 @@ class _NetworkBuilder:
 
     def too_large(self, tiers: int, leaf_layout: PortLayout, reason: str) -> PlanError:
         sizes = self.capacity(leaf_layout)
-        asked = f"{len(self.nodes)} servers" + (
+        asked = f"{self.node_count} servers" + (
             f" and {len(self.managed)} switch management ports" if self.managed else ""
         )
         models = (
@@ -362,9 +403,11 @@ class _NetworkBuilder:
                 f"{self.path}.spine_switch: leaf uplinks run at {leaf_layout.up_speed}G but "
                 f"{net.spine_switch.part_number} ports run at {spine_down_speed}G"
             )
-        tiers, pods = self.choose_tiers(leaves, leaf_layout)
+        tiers, pods = self.choose_tiers(len(leaves), leaf_layout)
         spine_layout = self.spine_ports.layout(has_upper=tiers == 3, ratio=ONE_TO_ONE)
         spine_count = self.spine_count(leaves, pods, spine_layout.down, tiers, leaf_layout)
+        for leaf in leaves:
+            leaf.uplinks = round_up(leaf.uplinks, spine_count)  # reach every spine of the pod
         super_count = 0
         for plane, planes, plane_leaves in per_instance:
             for leaf, shape in zip(plane_leaves, leaves, strict=True):
@@ -385,14 +428,14 @@ class _NetworkBuilder:
         )
         return NetworkTopology(self.switches, self.links, summary)
 
-    def choose_tiers(self, leaves: list[_Leaf], leaf_layout: PortLayout) -> tuple[int, list[list[int]]]:
-        """Tiers and pods (lists of leaf indexes). Raises with the largest size that fits when too large."""
+    def choose_tiers(self, leaf_count: int, leaf_layout: PortLayout) -> tuple[int, list[range]]:
+        """Tiers and pods (ranges of leaf indexes). Raises with the largest size that fits when too large.
+        Only counts are used, so the preflight can call it before any leaf exists."""
         spine_ports = self.spine_ports.logical
-        everything = [list(range(len(leaves)))]
-        if len(leaves) <= spine_ports and self.net.tiers in (None, 2):
-            return 2, everything
+        if leaf_count <= spine_ports and self.net.tiers in (None, 2):
+            return 2, [range(leaf_count)]
         if self.net.tiers == 2:
-            raise self.too_large(2, leaf_layout, f"{len(leaves)} leaves per plane, a spine has {spine_ports} ports")
+            raise self.too_large(2, leaf_layout, f"{leaf_count} leaves per plane, a spine has {spine_ports} ports")
         spine3 = self.spine_ports.layout(has_upper=True, ratio=ONE_TO_ONE)
         down3 = spine3.down if spine3 else 0
         if self.net.rail_optimized:
@@ -404,19 +447,18 @@ class _NetworkBuilder:
             per_pod = down3
         if per_pod == 0:
             raise self.too_large(3, leaf_layout, f"a {self.net.spine_switch.part_number} spine has no ports to split")
-        pods = [list(range(i, min(i + per_pod, len(leaves)))) for i in range(0, len(leaves), per_pod)]
-        if len(pods) > self.super_ports.logical:
-            raise self.too_large(
-                3, leaf_layout, f"{len(pods)} pods, a super-spine has {self.super_ports.logical} ports"
-            )
-        return 3, pods
+        pod_count = ceil_div(leaf_count, per_pod)
+        if pod_count > self.super_ports.logical:
+            reason = f"{pod_count} pods, a super-spine has {self.super_ports.logical} ports"
+            raise self.too_large(3, leaf_layout, reason)
+        return 3, [range(i, min(i + per_pod, leaf_count)) for i in range(0, leaf_count, per_pod)]
 
     def spine_count(
-        self, leaves: list[_Leaf], pods: list[list[int]], spine_down: int, tiers: int, leaf_layout: PortLayout
+        self, leaves: list[_Leaf], pods: list[range], spine_down: int, tiers: int, leaf_layout: PortLayout
     ) -> int:
         """Spines per pod: the smallest divisor of the largest uplink count that keeps spines within ports."""
-        totals = [sum(leaves[i].uplinks for i in pod) for pod in pods]
-        count = _group_size(max(leaf.uplinks for leaf in leaves), totals, spine_down)
+        loads = [[leaves[i].uplinks for i in pod] for pod in pods]
+        count = _group_size(max(leaf.uplinks for leaf in leaves), loads, spine_down)
         if count is None:
             raise self.too_large(tiers, leaf_layout, "the leaf uplinks do not spread over the spines")
         return count
@@ -426,7 +468,7 @@ class _NetworkBuilder:
         plane: int | None,
         planes: tuple[int, ...],
         leaves: list[_Leaf],
-        pods: list[list[int]],
+        pods: list[range],
         spine_count: int,
         leaf_layout: PortLayout,
     ) -> tuple[list[list[PlannedSwitch]], dict[str, int]]:
@@ -466,16 +508,15 @@ class _NetworkBuilder:
         ]
         used = {s.name: 0 for pod in spines_by_pod for s in pod}
         for q, members in enumerate(pods):
-            spines, offset = spines_by_pod[q], 0
+            spines = spines_by_pod[q]
             for i in members:
                 leaf = leaves[i]
-                for k in range(leaf.uplinks):
-                    spine = spines[(offset + k) % spine_count]
+                for k in range(leaf.uplinks):  # a multiple of spine_count: each spine gets the same share
+                    spine = spines[k % spine_count]
                     a = self.leaf_ports.up(leaf.switch.name, leaf_layout, k)
                     b = self.spine_ports.main(spine.name, used[spine.name])
                     used[spine.name] += 1
                     self.link(LinkTier.LEAF_SPINE, planes, a, b, leaf_layout.up_speed)
-                offset += leaf.uplinks
         return spines_by_pod, used
 
     def build_third_tier(
@@ -500,10 +541,11 @@ class _NetworkBuilder:
                 f"{self.path}.super_spine_switch: spine uplinks run at {spine_layout.up_speed}G but "
                 f"{self.net.super_spine_switch.part_number} ports run at {self.super_ports.speed}G"
             )
-        totals = [sum(uplinks[pod[j].name] for pod in spines_by_pod) for j in range(spine_count)]
-        group = _group_size(max(uplinks.values()), totals, self.super_ports.logical)
+        loads = [[uplinks[pod[j].name] for pod in spines_by_pod] for j in range(spine_count)]
+        group = _group_size(max(uplinks.values()), loads, self.super_ports.logical)
         if group is None:
             raise PlanError(f"{self.path}: the spine uplinks do not spread over the super-spines")
+        uplinks = {name: round_up(n, group) for name, n in uplinks.items()}  # reach the whole group
         total = spine_count * group
         supers = [
             [
@@ -522,24 +564,32 @@ class _NetworkBuilder:
         ]
         taken = {s.name: 0 for row in supers for s in row}
         for j in range(spine_count):
-            offset = 0
             for pod in spines_by_pod:
                 spine = pod[j]
-                for k in range(uplinks[spine.name]):
-                    top = supers[j][(offset + k) % group]
+                for k in range(uplinks[spine.name]):  # a multiple of group: each super-spine the same share
+                    top = supers[j][k % group]
                     a = self.spine_ports.up(spine.name, spine_layout, k)
                     b = self.super_ports.main(top.name, taken[top.name])
                     taken[top.name] += 1
                     self.link(LinkTier.SPINE_SUPER_SPINE, planes, a, b, spine_layout.up_speed)
-                offset += uplinks[spine.name]
         return total
 
 
-def _group_size(largest: int, totals: list[int], capacity: int) -> int | None:
-    """Smallest divisor s of `largest` with ceil(total / s) <= capacity for every total (round-robin load)."""
+def _group_size(largest: int, loads: list[list[int]], capacity: int) -> int | None:
+    """Smallest divisor s of `largest` that keeps every upper switch within `capacity` ports when each
+    lower switch of a group sends ceil(uplinks / s) links to each of the group's s upper switches."""
     if largest == 0:
         return None
-    return next((s for s in divisors(largest) if all(ceil_div(t, s) <= capacity for t in totals)), None)
+    return next(
+        (s for s in divisors(largest) if all(sum(ceil_div(n, s) for n in group) <= capacity for group in loads)),
+        None,
+    )
+
+
+def preflight(spec: FabricSpec) -> None:
+    """Refuse, from the counts alone, a network too large for its tiers, before anything is built."""
+    for net in spec.networks:
+        _NetworkBuilder(spec, net, (), ()).preflight()
 
 
 def build_networks(spec: FabricSpec, servers: Sequence[PlannedServer]) -> list[NetworkTopology]:

@@ -135,6 +135,28 @@ def test_svg_download(client_for, customer, fabric):
     assert client.get(address, {"network": "bogus"}).status_code == 400
 
 
+@pytest.mark.parametrize("plane", ["\u00b2", "\u0663", "1" * 5000, "-1", " 1", "1.0", "shared0"])
+def test_a_plane_that_is_not_a_plain_number_is_a_400_naming_it(client_for, customer, fabric, plane):
+    """"²" passes str.isdigit() and "٣" is a digit to int(); 5,000 digits are too many for int(): each
+    was a 500 or a silent guess. Only ASCII digits (or "shared") are a plane."""
+    address = reverse("cabling:fabric-svg", args=[fabric.project.code])
+    response = client_for(customer).get(address, {"network": "compute", "plane": plane})
+    assert response.status_code == 400
+    assert b"Give a network and a plane" in response.content
+
+
+def test_outsiders_get_404_on_the_fabric_page_and_svg(client_for, outsider, fabric):
+    client = client_for(outsider)
+    assert client.get(reverse("cabling:fabric", args=[fabric.project.code])).status_code == 404
+    address = reverse("cabling:fabric-svg", args=[fabric.project.code])
+    assert client.get(address, {"network": "compute", "plane": "\u00b2"}).status_code == 404
+
+
+def test_units_sort_names_with_digits_other_than_ascii():
+    pairs = {("gpu-10", "leaf-1"), ("gpu-2", "leaf-2"), ("\u00b2", "leaf-3"), ("gpu\u0663", "leaf-4")}
+    assert [unit.first_node for unit in _units(pairs)] == ["gpu-2", "gpu-10", "gpu\u0663", "\u00b2"]
+
+
 def test_fabric_queries_do_not_grow_with_cables(project, manager, add_cables, client_for,
                                                 django_assert_num_queries):
     def queries() -> int:

@@ -182,12 +182,22 @@ def test_label_sheet_query_count_does_not_grow_with_cables(project, manager, add
 
 
 def test_end_tags_match_the_planners_label_scheme():
-    """The DB side prints the tag the planner defines (cabling.planner.labels.end_tag) for the same end."""
-    from cabling.planner.labels import end_tag as planner_tag
+    """The DB side prints its tags with the planner's function (cabling.planner.labels.place_tag): the
+    format `rack-U-device-port` is written once, so the two can never drift apart."""
+    import inspect
+
+    from cabling import selectors
+    from cabling.planner import labels
     from cabling.planner.model import CableEnd as PlannedEnd
     from cabling.planner.model import PortRef
-    from cabling.selectors import end_tag
 
+    assert selectors.place_tag is labels.place_tag
+    assert "-U{" not in inspect.getsource(selectors), "no second copy of the tag format in the selectors"
     planned = PlannedEnd("B", 1, PortRef("ib-p0-leaf-03", "p12", 1, "p12"), "N01", 4, (0,))
-    assert end_tag(rack="N01", top_u=4, device="ib-p0-leaf-03", port="p12/1") == planner_tag(planned)
-    assert planner_tag(planned) == "N01-U04-ib-p0-leaf-03-p12/1"
+    assert labels.end_tag(planned) == "N01-U04-ib-p0-leaf-03-p12/1"
+    row = selectors.EndRow(
+        side="B", position=1, rack="N01", top_u=4, device="ib-p0-leaf-03", device_role="leaf",
+        device_model="v m", device_part="P", port="p12/1", lane=1, plane=0, optic_part="",
+    )
+    assert row.tag == labels.end_tag(planned)
+    assert labels.place_tag(rack="", top_u=None, device="gpu-001", port="ib0") == "unracked-gpu-001-ib0"

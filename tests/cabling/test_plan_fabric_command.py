@@ -1,6 +1,7 @@
 """`manage.py plan_fabric SPEC --dry-run --json` prints the counts scripts check, for the three
 reference fabrics and the demo, with no project and no database (these tests have no `db` fixture,
-so pytest-django refuses any query); without --dry-run it says plan_apply is not built and exits 2."""
+so pytest-django refuses any query); without --dry-run it needs --project; a spec beyond the planner's
+caps or its tiers is refused at once, naming the field."""
 
 from __future__ import annotations
 
@@ -59,19 +60,20 @@ def test_dry_run_text_summary():
     assert "Q3400-RA (leaf)" in text
 
 
-def test_without_dry_run_it_says_plan_apply_is_not_built_and_exits_2():
-    with pytest.raises(CommandError, match=r"applying needs plan_apply \(not built yet\)") as caught:
-        call_command("plan_fabric", str(EXAMPLES / "fabric-72.yaml"), "--project", "DEMO-72")
-    assert caught.value.returncode == 2
+def test_without_dry_run_it_needs_a_project():
+    """Applying (or comparing with) a project is plan_apply's job, which needs --project; without it the
+    command says so and exits 1, having touched nothing (these tests have no database)."""
+    with pytest.raises(CommandError, match=r"give --project CODE to compare or apply the plan, or --dry-run"):
+        call_command("plan_fabric", str(EXAMPLES / "fabric-72.yaml"))
     run = subprocess.run(
-        [sys.executable, "manage.py", "plan_fabric", "examples/fabric-72.yaml", "--project", "DEMO-72"],
+        [sys.executable, "manage.py", "plan_fabric", "examples/fabric-72.yaml"],
         cwd=ROOT,
         capture_output=True,
         text=True,
         check=False,
     )
-    assert run.returncode == 2
-    assert "applying needs plan_apply (not built yet)" in run.stderr
+    assert run.returncode == 1
+    assert "give --project CODE" in run.stderr
 
 
 def test_a_bad_spec_is_a_clear_error_naming_the_field(tmp_path):
@@ -82,3 +84,17 @@ def test_a_bad_spec_is_a_clear_error_naming_the_field(tmp_path):
         call_command("plan_fabric", str(path), "--dry-run", "--json")
     with pytest.raises(CommandError, match=r"missing.yaml: cannot read the spec"):
         call_command("plan_fabric", str(tmp_path / "missing.yaml"), "--dry-run")
+
+
+def test_a_spec_too_large_is_refused_at_once(tmp_path):
+    """300,000 servers once took 51 s and 600 MB to be told they do not fit: now the spec caps the count
+    (naming the field), and within the caps "too large for the tiers" states the largest size that fits
+    (said from the counts, before anything is built: see test_planner_reference)."""
+    spec = (EXAMPLES / "fabric-256.yaml").read_text()
+    path = tmp_path / "huge.yaml"
+    path.write_text(spec.replace("count: 256", "count: 300000"))
+    with pytest.raises(CommandError, match=r"servers\[0\].count: 300000 is more than the planner takes"):
+        call_command("plan_fabric", str(path), "--dry-run", "--json")
+    path.write_text(spec.replace("count: 256", "count: 16384").replace("tiers: 2", "tiers: auto"))
+    with pytest.raises(CommandError, match=r"16384 servers do not fit in 3 tiers .* hold at most 8192 servers"):
+        call_command("plan_fabric", str(path), "--dry-run", "--json")

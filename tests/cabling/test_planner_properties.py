@@ -1,6 +1,7 @@
 """Property test: on generated specs of other sizes, radices, breakouts, plane layouts, ratios and
-tiers, every plan keeps the invariants (each port used once, radix, down/up ratio, rails, planes,
-one cable per link, deterministic unique labels), and a spec too large for its tiers fails with the
+tiers, every plan keeps the invariants (each port used once, radix, down/up ratio, every leaf on
+every spine of its pod and every spine on every super-spine of its group, rails, planes, one cable
+per link, deterministic unique labels), and a spec too large for its tiers fails with the
 largest size that fits, which itself plans. The invariants are recomputed here from the plan's rows,
 not taken from the planner's own checks."""
 
@@ -108,18 +109,28 @@ def check_invariants(data: dict, result) -> None:
                 assert 1 <= int(ref.port.removeprefix("p")) <= radix, ref
                 assert (ref.lane is None) == (split == 1) and (ref.lane or 0) < split, ref
 
-    # down/up within the ratio on every leaf, no idle extra uplinks; three-tier spines at 1:1
+    # every leaf reaches every spine of its pod, every three-tier spine every super-spine of its group,
+    # each the same number of times; down/up within the ratio, and no more uplinks than that takes
+    # (a part-full leaf rounds up to a multiple of its upper switches: up >= down at 1:1)
     down_ratio, up_ratio = map(int, net_spec["oversubscription"].split(":"))
     down = Counter(link.b.device for link in result.links)
     up = Counter(link.a.device for link in result.links if link.a.device in switches)
+    pair = Counter((link.a.device, link.b.device) for link in result.links if link.tier != LinkTier.NODE_LEAF)
     for switch in result.switches:
+        peers = upper_switches(result, switch)
         if switch.tier == SwitchTier.LEAF:
             assert down[switch.name] >= 1
-            assert up[switch.name] == math.ceil(down[switch.name] * up_ratio / down_ratio), switch.name
+            needed = math.ceil(down[switch.name] * up_ratio / down_ratio)
         elif switch.tier == SwitchTier.SPINE and result.networks["compute"].tiers == 3:
-            assert up[switch.name] == down[switch.name], switch.name
+            needed = down[switch.name]
         else:
-            assert up[switch.name] == 0
+            assert up[switch.name] == 0 and not peers
+            continue
+        assert peers, switch.name
+        per_peer = {pair[(switch.name, peer)] for peer in peers}
+        assert len(per_peer) == 1 and per_peer.pop() >= 1, (switch.name, peers)
+        assert up[switch.name] == sum(pair[(switch.name, peer)] for peer in peers), "no uplink outside the pod/group"
+        assert needed <= up[switch.name] <= math.ceil(needed / len(peers)) * len(peers), switch.name
 
     # every server on every rail and plane exactly once; rails of a scalable unit share a leaf
     reached = Counter()
@@ -162,6 +173,20 @@ def check_invariants(data: dict, result) -> None:
     assert set(carried) == set(range(len(result.links))) and set(carried.values()) == {1}
     labels = [c.label for c in result.cables]
     assert len(set(labels)) == len(labels) and all(re.fullmatch(r"C\d{5}", label) for label in labels)
+
+
+def upper_switches(result, switch) -> list[str]:
+    """What `switch` must reach, from the switch rows: a leaf, every spine of its plane and pod; a spine
+    of a three-tier plane, every super-spine of group j, j its place among its pod's spines."""
+    same_plane = [s for s in result.switches if s.plane == switch.plane]
+    if switch.tier == SwitchTier.LEAF:
+        return [s.name for s in same_plane if s.tier == SwitchTier.SPINE and s.pod == switch.pod]
+    if switch.tier == SwitchTier.SPINE:
+        pod = [s for s in same_plane if s.tier == SwitchTier.SPINE and s.pod == switch.pod]
+        pod.sort(key=lambda s: s.number)
+        j = pod.index(switch)
+        return [s.name for s in same_plane if s.tier == SwitchTier.SUPER_SPINE and s.group == j]
+    return []
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

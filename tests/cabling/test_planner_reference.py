@@ -4,8 +4,10 @@ checks catch broken plans. Pure Python: no database."""
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from cabling.planner.cables import choose_medium
 from cabling.planner.checks import check_plan
 from cabling.planner.model import PortRef
 from cabling.planner.spec import MediaSpec
+from cabling.planner.topology import divisors
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -354,6 +357,51 @@ def test_auto_tiers_go_to_three_when_two_cannot_hold_the_cluster():
     assert result.switches_of("compute", SwitchTier.SUPER_SPINE)[0].name == "roce-superspine-01"
 
 
+def test_a_part_full_scalable_unit_reaches_every_spine():
+    """Fabric 1 with a 73rd server: unit 1 has one server, so each of its 8 leaves has 1 down link. Each
+    still reaches every spine (6 here: the smallest divisor of 72 whose spines hold the load), with
+    one uplink per spine: up >= down on a part-full leaf, exact 72 = 72 on the full ones."""
+    data = spec_data("fabric-72.yaml")
+    data["servers"][0]["count"] = 73
+    data["room"]["rows"][2]["racks"] = 10
+    result = plan(parse_spec(data))
+    spines = [s.name for s in result.switches_of("compute", SwitchTier.SPINE)]
+    assert len(spines) == 6 and len(result.switches_of("compute", SwitchTier.LEAF)) == 16
+    down = per_switch(result, LinkTier.NODE_LEAF, "b")
+    reached = defaultdict(Counter)
+    for (leaf, spine), n in pairs(result).items():
+        reached[leaf][spine] = n
+    for number in range(1, 17):
+        leaf = f"ib-leaf-{number:02d}"
+        assert sorted(reached[leaf]) == spines, f"{leaf} reaches every spine"
+        expected_down, per_spine = (72, 12) if number <= 8 else (1, 1)
+        assert down[leaf] == expected_down and set(reached[leaf].values()) == {per_spine}, leaf
+    assert set(per_switch(result, LinkTier.LEAF_SPINE, "b").values()) == {8 * 12 + 8 * 1}
+    assert result.summary()["links"] == {"compute": 73 * 8 + 8 * 72 + 8 * 6}
+
+
+def test_a_part_full_pod_reaches_every_super_spine():
+    """Three tiers of 8-port switches: 17 servers make 9 leaves in pods of 4, 4 and 1; spines of the last
+    pod have one down link, yet each reaches both super-spines of its group (2 uplinks, up >= down)."""
+    data = spec_data("fabric-256.yaml")
+    data["switch_models"]["small"] = {"radix": 8, "speed_gbps": 800, "optic": "OSFP-800G"}
+    data["networks"]["compute"].update(switch="small", tiers=3, scalable_unit=2)
+    data["servers"][0]["ports"][0]["count"] = 1
+    data["servers"][0]["count"] = 17
+    result = plan(parse_spec(data))
+    net = result.networks["compute"]
+    assert (net.pods, net.leaves, net.spines, net.super_spines) == (3, 9, 6, 4)
+    supers = {s.name: s.group for s in result.switches_of("compute", SwitchTier.SUPER_SPINE)}
+    reached = defaultdict(Counter)
+    for link in result.links:
+        if link.tier == LinkTier.SPINE_SUPER_SPINE:
+            reached[link.a.device][link.b.device] += 1
+    for spine in result.switches_of("compute", SwitchTier.SPINE):
+        group = (spine.number - 1) % 2  # spine j of every pod feeds super-spine group j
+        assert sorted(reached[spine.name]) == sorted(n for n, g in supers.items() if g == group), spine.name
+        assert set(reached[spine.name].values()) == {1 if spine.pod == 2 else 2}, spine.name
+
+
 def test_three_tiers_too_small_states_their_limit():
     data = spec_data("fabric-256.yaml")
     data["switch_models"]["small"] = {"radix": 4, "speed_gbps": 800, "optic": "OSFP-800G"}
@@ -365,6 +413,72 @@ def test_three_tiers_too_small_states_their_limit():
         plan(parse_spec(data))
     data["servers"][0]["count"] = 16
     assert plan(parse_spec(data)).networks["compute"].tiers == 3
+
+
+def test_too_large_is_refused_from_the_counts_before_anything_is_built(monkeypatch):
+    """16,384 servers (the spec's cap) on fabric 2's switches: refused with the largest size that fits,
+    before a single server, port or link is built (building them took 51 s and 600 MB at 300,000)."""
+    import cabling.planner as planner
+
+    def no_building(spec):
+        raise AssertionError("servers were built for a spec that is too large to plan")
+
+    monkeypatch.setattr(planner, "make_servers", no_building)
+    data = spec_data("fabric-256.yaml")
+    data["servers"][0]["count"] = 16384
+    data["networks"]["compute"]["tiers"] = "auto"
+    with pytest.raises(PlanError, match=r"16384 servers do not fit in 3 tiers \(128 pods.* at most 8192 servers"):
+        planner.plan(parse_spec(data))
+    data["networks"]["compute"]["tiers"] = 2
+    with pytest.raises(PlanError, match=r"tiers: 16384 servers do not fit in 2 tiers \(4096 leaves per plane"):
+        planner.plan(parse_spec(data))
+
+
+def test_divisors_are_found_without_counting_to_n():
+    assert all(divisors(n) == [d for d in range(1, n + 1) if n % d == 0] for n in range(1, 300))
+    started = time.perf_counter()
+    found = divisors(73_513_440)  # 768 divisors; counting to n takes seconds
+    assert len(found) == 768 and found[:4] == [1, 2, 3, 4] and found[-1] == 73_513_440
+    assert time.perf_counter() - started < 1
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("servers", 0, "count", 300_000), "servers[0].count: 300000 is more than the planner takes (at most 16384)"),
+        (("servers", 0, "ports", 0, "count", 10**6), "servers[0].ports[0].count: 1000000 is more than the planner"),
+        (("servers", 0, "ports", 0, "lanes", 64), "servers[0].ports[0].lanes: 64 is more than the planner takes"),
+        (("switch_models", "N9570-64OC", "radix", 10**5), "switch_models.N9570-64OC.radix: 100000 is more than"),
+        (("networks", "compute", "planes", 100), "networks.compute.planes: 100 is more than the planner takes"),
+        (("networks", "compute", "breakout", "64x25G"), "networks.compute.breakout: expected a breakout such as"),
+        (("networks", "compute", "breakout", "2" * 5000 + "x1G"), "networks.compute.breakout: expected a breakout"),
+        (("networks", "compute", "oversubscription", "\u00b2"), "networks.compute.oversubscription: expected down:up"),
+        (("networks", "compute", "oversubscription", "9" * 5000), "networks.compute.oversubscription: expected"),
+        (("room", "rows", 0, "racks", 10**6), "room.rows[0].racks: 1000000 is more than the planner takes"),
+        (("room", "rack_height_u", 10**6), "room.rack_height_u: 1000000 is more than the planner takes (at most 100)"),
+    ],
+)
+def test_counts_and_radix_are_capped_in_the_spec(change, message):
+    with pytest.raises(SpecError) as caught:
+        parse_spec(mutate(change))
+    assert any(error.startswith(message) for error in caught.value.errors), caught.value.errors
+
+
+def test_total_servers_and_node_links_are_capped():
+    data = spec_data("demo-72.yaml")
+    data["servers"][0]["count"] = 10_000
+    data["servers"][1]["count"] = 7_000
+    with pytest.raises(SpecError) as caught:
+        parse_spec(data)
+    assert "servers: 10000 + 7000 = 17000 servers in all, more than the planner takes (at most 16384)" in (
+        caught.value.errors
+    )
+    # 10,000 servers x 8 ports x 4 planes would be fine as shared-switch ports, not as per-plane lanes
+    data["servers"][1]["count"] = 6
+    data["networks"]["compute"].update(planes_share_switches=False, tiers="auto")
+    with pytest.raises(SpecError) as caught:
+        parse_spec(data)
+    assert caught.value.errors[0].startswith("networks.compute: 320000 node links (servers x ports x planes)")
 
 
 # --- spec errors name their field ---------------------------------------------------------------------
@@ -396,6 +510,7 @@ def mutate(path_and_value):
             "networks.compute.scalable_unit: expected a positive",
         ),
         (("networks", "compute", "scalable_unit", KeyError), "networks.compute.scalable_unit: required when"),
+        (("networks", "compute", "scalable_unit", None), "networks.compute.scalable_unit: required when"),
         (("networks", "compute", "switch", "X1"), "networks.compute.switch: unknown switch model 'X1'"),
         (
             ("networks", "compute", "breakout", "3x100G"),
@@ -476,6 +591,15 @@ def broken(kind: str):
     elif kind == "wrong rail":
         swap = next(link for link in links if link.a.device == "gpu-002" and link.a.port == "ib5")
         swap.b = PortRef("ib-leaf-01", swap.b.port, None, swap.b.cage)
+    elif kind == "leaf misses a spine":
+        moved = [x for x in links if x.a.device == "ib-leaf-01" and x.b.device == "ib-spine-04"]
+        for k, link in enumerate(moved):
+            link.b = PortRef("ib-spine-01", f"p{145 + k}", None, f"cage{73 + k // 2}")
+    elif kind == "extra uplink":
+        uplink = next(x for x in links if x.tier == LinkTier.LEAF_SPINE and x.a.device == "ib-leaf-01")
+        extra = copy.copy(uplink)
+        extra.a, extra.b = PortRef("ib-leaf-01", "p145", None, "cage73"), PortRef("ib-spine-01", "p145", None, "cage73")
+        links.append(extra)
     elif kind == "planes cross":
         links[0].lane_planes = (1, 0, 2, 3)
     elif kind == "label twice":
@@ -491,6 +615,8 @@ def broken(kind: str):
         ("oversubscribed", "ib-leaf-01: 72 down (57600G) and 71 up (56800G) is more oversubscribed than 1:1"),
         ("missing rail", "compute: gpu-007 ib rail 3 plane 0 is not connected"),
         ("wrong rail", "gpu-002:ib5 (unit 0, rail 5) lands on ib-leaf-01, which serves unit 0 rail 0"),
+        ("leaf misses a spine", "ib-leaf-01: reaches 3 of the 4 upper switches of pod 0 (not ib-spine-04)"),
+        ("extra uplink", "ib-leaf-01: 73 uplinks for 72 down links, more than 1:1 needs (72, or 72 to reach each"),
         ("planes cross", "lanes must map to planes 0..3 at both ends"),
         ("label twice", "cable label 'C00001' is used 2 times"),
     ],
