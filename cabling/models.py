@@ -48,6 +48,11 @@ class CableEnd(models.Model):
     side = models.CharField(max_length=1, choices=Side.choices)
     position = models.PositiveSmallIntegerField(default=0, help_text="Leg of a breakout, from 0.")
     port = models.OneToOneField(Port, on_delete=models.PROTECT, related_name="cable_end")
+    optic_count = models.PositiveSmallIntegerField(
+        default=1,
+        help_text="Transceivers this end accounts for: 0 where it shares a twin-port cage whose transceiver "
+        "another end counts (the planner counts one per cage), 1 otherwise.",
+    )
 
     history = HistoricalRecords()
 

@@ -105,6 +105,7 @@ class EndRow:
     lane: int | None
     plane: int | None
     optic_part: str  # the transceiver this end needs (the cable's optic_part_a or optic_part_b)
+    optic_count: int = 1  # transceivers it accounts for: 0 when another end of its twin-port cage counts it
 
     @property
     def leg(self) -> str:
@@ -154,6 +155,7 @@ _END_FIELDS = {  # prefixed: a values() alias may not shadow a Cable field (plan
     "end_port": "ends__port__name",
     "end_lane": "ends__port__lane",
     "end_plane": "ends__port__plane",
+    "end_optic_count": "ends__optic_count",
 }
 
 
@@ -187,6 +189,7 @@ def _end_row(r: dict) -> EndRow:
         device_model=f"{r['end_vendor']} {r['end_model']}", device_part=r["end_part"], port=r["end_port"],
         lane=r["end_lane"], plane=r["end_plane"],
         optic_part=r["optic_part_a"] if r["end_side"] == Side.A else r["optic_part_b"],
+        optic_count=r["end_optic_count"],
     )
 
 

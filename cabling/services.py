@@ -938,7 +938,7 @@ class _Writer:
             cables = [Cable(project=self.project, **cable_values(c)) for c in chunk]
             cables = bulk_create_with_history(cables, Cable, batch_size=BATCH, default_user=self.user)
             ends = [
-                CableEnd(cable=cable, side=end.side, position=end.position,
+                CableEnd(cable=cable, side=end.side, position=end.position, optic_count=end.optic_count,
                          port_id=port_id(end.port.device, end.port.name))
                 for cable, planned in zip(cables, chunk, strict=True)
                 for end in planned.ends

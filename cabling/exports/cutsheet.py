@@ -5,9 +5,10 @@ then for each end (A, then B1, B2... up to the widest breakout of the selection)
 top U (the U of the label tag), device, port, lane, plane and the optic part number that end needs.
 Frozen header row, auto filter over every column, widths that fit the values.
 
-Sheet "BOM": cables by network, plane, type, length and legs; optics by part number (one per end that
-names a part: the cable's optic_part_a on the A end, optic_part_b on every B end); switches by model
-(every switch at an end of a selected cable, counted once).
+Sheet "BOM": cables by network, plane, type, length and legs; optics by part number (the transceivers
+each end accounts for, one per cage as the planner counts them, on the ends that name a part: the cable's
+optic_part_a on the A end, optic_part_b on every B end); switches by model (every switch at an end of a
+selected cable, counted once).
 
 Rows come from selectors.cable_rows (one streamed query) and the BOM is tallied in the same pass, so
 the workbook of a 30,000-cable fabric costs three queries; openpyxl's write-only mode keeps the
@@ -75,7 +76,7 @@ class Bom:
         self.cables[(cable.network, cable.plane, cable.cable_type, cable.length_m, len(cable.b))] += 1
         for end in cable.ends:
             if end.optic_part:
-                self.optics[end.optic_part] += 1
+                self.optics[end.optic_part] += end.optic_count
             if end.device_role in SWITCH_ROLES:
                 self.switches[end.device] = (end.device_model, end.device_part, end.device_role)
 

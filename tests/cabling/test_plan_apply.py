@@ -177,6 +177,30 @@ def test_switches_stand_in_the_network_racks_with_their_units_claimed(f72, fabri
     assert Port.objects.filter(device=leaf, parent__isnull=True).count() == 145  # 144 + mgmt0
 
 
+def test_the_cut_sheet_bom_counts_optics_per_cage_as_the_planner_does(f72):
+    """Twin-port switch cages hold one transceiver for two ports: the cut sheet read back from the applied
+    rows must count what the planner's bill of materials counts, not one per cable end."""
+    from io import BytesIO
+
+    from openpyxl import load_workbook
+
+    from cabling.exports.cutsheet import cutsheet_xlsx
+    from cabling.planner import plan
+    from cabling.planner.spec import load_spec_text
+
+    planned = Counter()
+    for line in plan(load_spec_text(fabric72_text())).bom:
+        if line.category == "optic":
+            planned[line.item] += line.count
+    book = load_workbook(BytesIO(cutsheet_xlsx(Cable.objects.filter(project=f72))), read_only=True)
+    rows = [r for r in book["BOM"].iter_rows(values_only=True)]
+    start = next(i for i, r in enumerate(rows) if r and r[0] == "Optics") + 2  # past the section and column titles
+    end = next((i for i in range(start, len(rows)) if not any(rows[i])), len(rows))
+    from_sheet = Counter({part: count for part, count, *_ in rows[start:end]})
+    assert from_sheet == planned
+    assert sum(planned.values()) < 2 * 1152  # fewer transceivers than cable ends: cages are shared
+
+
 def test_applying_twice_changes_nothing(applied72):
     project = applied72.project
     before = snapshot(project)
