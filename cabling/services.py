@@ -1,7 +1,7 @@
 """Writes of the cabling app: applying a fabric plan to a project (`plan_apply`), what applying would
 change (`plan_diff`), and the life of a FabricPlan row (preview, confirm, apply by a task).
 
-How a plan becomes rows (the planner is cabling/planner, its format cabling/planner/SPEC_FORMAT.md):
+How a plan becomes rows (the planner is cabling/planner, its format in the README):
 
 - Racks are matched by name. Missing ones are created on the project's first site (a new site named
   after the project's site when it has none), with power budget 0: unknown, so the rack shows as
