@@ -246,3 +246,38 @@ def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(de
     planted_link_nodes = {faults.dirty_fiber[0], faults.hot_optic[0]}
     assert flagged["link_health"] == planted_link_nodes
     assert faults.slow_gpu_rdma_node in flagged["bw_matrix"]
+
+
+def test_the_demo_cut_sheet_label_sheet_and_fabric_view(demo, client):
+    """The outputs people use, produced for the demo and read back from the files."""
+    import shutil
+    import subprocess
+    from io import BytesIO
+
+    from openpyxl import load_workbook
+
+    from cabling.exports.fabric_svg import fabric_views
+
+    client.force_login(get_user_model().objects.get(username="customer"))  # read-only role downloads too
+    cutsheet = client.get(reverse("cabling:cutsheet", args=[demo.code]))
+    assert cutsheet.status_code == 200
+    sheet = load_workbook(BytesIO(cutsheet.content), read_only=True)["Cables"]
+    rows = list(sheet.iter_rows(values_only=True))
+    header, body = rows[0], rows[1:]
+    assert len(body) == Cable.objects.filter(project=demo).count()
+    cable = Cable.objects.filter(project=demo, network=Network.COMPUTE).order_by("label").first()
+    row = dict(zip(header, next(r for r in body if r[header.index("Label")] == cable.label), strict=True))
+    a_end = cable.ends.select_related("port__device").get(side=Side.A)
+    assert (row["A device"], row["A port"]) == (a_end.port.device.name, a_end.port.name)
+
+    compute = [v for v in fabric_views(user=demo.memberships.get(role=Role.MANAGER).user, project=demo)
+               if v.network == Network.COMPUTE]
+    assert [dict(v.tier_counts) for v in compute] == [{"node": 72, "leaf": 8, "spine": 4}]
+    assert compute[0].total_links == 1152
+
+    rack = a_end.port.device.rack.name
+    labels = client.get(reverse("cabling:labels", args=[demo.code]), {"rack": rack})
+    assert labels.status_code == 200 and labels.content.startswith(b"%PDF")
+    if shutil.which("pdftotext"):
+        text = subprocess.run(["pdftotext", "-", "-"], input=labels.content, capture_output=True, check=True).stdout
+        assert cable.label in text.decode()
