@@ -18,4 +18,10 @@ app.conf.beat_schedule = {
         "task": "validation.tasks.soak_tick",
         "schedule": float(os.environ.get("SOAK_TICK_SECONDS", "60")),
     },
+    # Re-dispatches check runs that made no progress (a lost worker, a task lost between two commits) and
+    # closes runs whose targets have all finished.
+    "check-runs-sweep": {
+        "task": "validation.tasks.check_runs_sweep",
+        "schedule": float(os.environ.get("CHECK_SWEEP_SECONDS", "300")),
+    },
 }

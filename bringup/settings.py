@@ -119,6 +119,13 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# With acks_late, Redis hands a task that is still unacknowledged after the visibility timeout to another
+# worker. It must outlast the longest a task may legitimately run: a check command's timeout is at most
+# 4 hours (validation.services.MAX_COMMAND_TIMEOUT_S; NCCL's default is 1 hour). A redelivery within a
+# target's lease is refused by its claim anyway; this keeps it from happening at all.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_S", str(6 * 3600))),
+}
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

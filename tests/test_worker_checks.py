@@ -12,7 +12,7 @@ import pytest
 from django.db import OperationalError
 
 from bringup.celery import app
-from validation import services
+from validation import services, tasks
 from validation.choices import CheckKind, ResultStatus, RunStatus, Verdict
 from validation.models import CheckRun
 from validation.runners import plan_faults
@@ -72,3 +72,36 @@ def test_check_runs_through_redis_and_a_real_worker(real_celery_worker, project,
     assert (retried.status, retried.verdict, retried.attempt) == (ResultStatus.DONE, Verdict.PASS, 2)
     assert f"{flaky}: {flaky}:22: Connection refused (attempt 1); retry 1 of 3" in inventory.log
     assert inventory.results.count() == 4
+
+
+def stall_after_round(run: CheckRun, round_no: int) -> None:
+    """Leave a finished run as a lost message would have: the rounds after `round_no` never handed out."""
+    later = run.results.filter(round__gt=round_no)
+    later.update(
+        status=ResultStatus.PENDING, verdict="", reasons=[], metrics={}, raw_output="", attempt=0,
+        started_at=None, finished_at=None,
+    )
+    CheckRun.objects.filter(pk=run.pk).update(
+        status=RunStatus.RUNNING, finished_at=None, current_round=round_no, done=run.total - later.count()
+    )
+
+
+def test_stalled_runs_move_on_through_redis_and_a_real_worker(real_celery_worker, project, settings):
+    make_gpu_nodes(project, 4)
+    matrix = wait_until_finished(services.check_run_start(project=project, kind=CheckKind.BANDWIDTH_MATRIX).pk)
+
+    # The worker died after recording round 0's last target, before asking for round 1: the broker
+    # redelivers that target, which finds it finished and must still ask for the next round.
+    stall_after_round(matrix, 0)
+    tasks.check_target.delay(matrix.results.filter(round=0).first().pk)
+    matrix = wait_until_finished(matrix.pk)
+    assert (matrix.status, matrix.done, matrix.current_round) == (RunStatus.DONE, 6, 2)
+
+    # The dispatch for round 1 was lost with nothing to redeliver: the sweeper (beat) picks the run up.
+    stall_after_round(matrix, 0)
+    settings.VALIDATION_STALE_RUN_S = 0
+    tasks.check_runs_sweep.delay()
+    matrix = wait_until_finished(matrix.pk)
+    assert (matrix.status, matrix.done) == (RunStatus.DONE, 6)
+    assert "no progress for 0 min: handing out 2 waiting target(s) again" in matrix.log
+    assert set(matrix.results.values_list("attempt", flat=True)) == {1}  # nothing ran twice

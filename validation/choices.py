@@ -69,3 +69,5 @@ class UploadSource(models.TextChoices):
 
 # Kinds a user can start as a run of targets; the others only come from uploads or soak windows.
 STARTABLE_CHECK_KINDS = tuple(k for k in CheckKind if k not in (CheckKind.SOAK, CheckKind.PORT_STATE))
+# Runners that execute commands; an "upload" run's results arrive as files and it has nothing to execute.
+EXECUTING_RUNNERS = (RunnerKind.SIMULATED, RunnerKind.LOCAL, RunnerKind.SSH)

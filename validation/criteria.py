@@ -15,7 +15,7 @@ import dataclasses
 import math
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -142,25 +142,85 @@ def _number(value: Any) -> float | None:
 
 # Per-lane data rate (Gb/s) of each InfiniBand generation, as mlxlink names the speed.
 IB_SPEED_BY_LANE_GBPS = {10: "IB-QDR", 14: "IB-FDR", 25: "IB-EDR", 50: "IB-HDR", 100: "IB-NDR", 200: "IB-XDR"}
+# Electrical (SerDes) lanes of an OSFP/QSFP InfiniBand port: XDR 800G = 4 x 200G, NDR 400G = 4 x 100G.
+PORT_SERDES_LANES = 4
 
 
 @dataclass(frozen=True)
 class LinkPlan:
-    """What the inventory says the link should negotiate: mlxlink's Speed and Width strings."""
+    """What the inventory says the link should negotiate: mlxlink's Speed and Width strings. For a
+    breakout port, `lane_ports` names the child port each electrical lane belongs to (so a reading of
+    lane 2 can name its plane's port) and `problems` says where the child ports do not add up."""
 
     speed: str | None
     width: str | None
+    lane_ports: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "speed": self.speed,
+            "width": self.width,
+            "lane_ports": list(self.lane_ports),
+            "problems": list(self.problems),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LinkPlan:
+        return cls(
+            speed=data.get("speed"),
+            width=data.get("width"),
+            lane_ports=tuple(data.get("lane_ports") or ()),
+            problems=tuple(data.get("problems") or ()),
+        )
 
 
 def link_plan(*, speed_gbps: int, lanes: int | None, infiniband: bool) -> LinkPlan:
-    """The planned mlxlink speed/width of a port: an 800G port of 4 x 200G lanes is IB-XDR at 4x. A port
-    whose lanes are not recorded is assumed to run 4 lanes, the width of every OSFP/QSFP IB port."""
-    lanes = lanes if lanes and lanes > 1 else 4
+    """The planned mlxlink speed/width of a link `lanes` electrical lanes wide: an 800G port of 4 lanes is
+    IB-XDR at 4x. Lanes not known are assumed to be 4, the width of every OSFP/QSFP IB port."""
+    lanes = lanes if lanes and lanes > 1 else PORT_SERDES_LANES
     if not infiniband:
         return LinkPlan(speed=f"{speed_gbps}G", width=None)
     per_lane = speed_gbps / lanes
     speed = IB_SPEED_BY_LANE_GBPS.get(int(per_lane)) if per_lane.is_integer() else None
     return LinkPlan(speed=speed, width=f"{lanes}x")
+
+
+def port_link_plan(
+    *, speed_gbps: int, breakout: Sequence[tuple[str, int]] = (), infiniband: bool = True
+) -> LinkPlan:
+    """The plan of a physical port from the inventory: its own speed and, for a breakout port, each child
+    port's own speed (name, Gb/s), in lane order.
+
+    Assumption: `mlxlink -d mlx5_<i>` reports the physical NIC port (one RDMA device per NIC port,
+    rail-optimized numbering: see services.Rail), and a physical port negotiates all its electrical
+    lanes whether they are split into planes or not: 4 x 200G planes and 2 x 400G planes of an 800G
+    port are both IB-XDR at 4x. The number of child ports is not the width: each child port holds
+    speed / lane rate of the lanes, in order, and is checked to be a whole number of them."""
+    width = max(PORT_SERDES_LANES, len(breakout))
+    plan = link_plan(speed_gbps=speed_gbps, lanes=width, infiniband=infiniband)
+    if not breakout:
+        return plan
+    lane_rate = speed_gbps / width
+    problems, lane_ports = [], []
+    for name, child_speed in breakout:
+        share = child_speed / lane_rate if lane_rate else 0
+        if share < 1 or not share.is_integer():
+            problems.append(
+                f"port {name} at {fmt_num(child_speed)} Gb/s is not a whole number of the port's "
+                f"{fmt_num(lane_rate)} Gb/s lanes"
+            )
+            continue
+        lane_ports += [name] * int(share)
+    total = sum(child_speed for _, child_speed in breakout)
+    if total != speed_gbps:
+        problems.append(
+            f"the breakout ports ({' + '.join(fmt_num(s) for _, s in breakout)} Gb/s) do not add up to "
+            f"the port's {fmt_num(speed_gbps)} Gb/s"
+        )
+    if problems or len(lane_ports) != width:
+        lane_ports = []
+    return dataclasses.replace(plan, lane_ports=tuple(lane_ports), problems=tuple(problems))
 
 
 def _norm(text: Any) -> str:
@@ -247,23 +307,38 @@ def _as_lanes(value: Any) -> list[float | None]:
     return [_number(value)]
 
 
+_DOM_READINGS = ("temperature_c", "voltage_mv", "rx_power_dbm", "tx_power_dbm", "bias_current_ma")
+
+
+def _dom_readings(module: Mapping[str, Any]) -> list[float]:
+    readings = [_number(module.get("temperature_c")), _number(module.get("voltage_mv"))]
+    for key in ("rx_power_dbm", "tx_power_dbm", "bias_current_ma"):
+        readings += _as_lanes(module.get(key))
+    return [r for r in readings if r is not None]
+
+
 def is_passive_copper(module: Mapping[str, Any]) -> bool:
-    """A passive DAC has no laser and no DOM: mlxlink says so in the cable type/technology, or reports
-    every reading as 0 with a [0..0] range."""
+    """A passive DAC has no laser and no DOM. Only the module itself can say so: its cable type or
+    technology, or every reading 0 with a [0..0] range. An output with no module section at all says
+    nothing about the cable (mlxlink was run without -m, or the module did not answer)."""
     if module.get("is_passive_copper"):
         return True
     described = f"{_norm(module.get('cable_type'))} {_norm(module.get('cable_technology'))}"
     if "passive" in described and "copper" in described:
         return True
-    readings = [_number(module.get("temperature_c"))]
-    readings += _as_lanes(module.get("rx_power_dbm")) + _as_lanes(module.get("tx_power_dbm"))
-    known = [r for r in readings if r is not None]
-    range_zero = _range_of(module, "temperature_c") in (None, (0.0, 0.0))
-    return range_zero and all(r == 0 for r in known)
+    readings = _dom_readings(module)
+    ranges = [_range_of(module, key) for key in _DOM_READINGS]
+    ranges = [r for r in ranges if r is not None]
+    return bool(readings) and bool(ranges) and all(r == 0 for r in readings) and all(r == (0.0, 0.0) for r in ranges)
 
 
 def _limit_reasons(
-    label: str, unit: str, values: list[float | None], limits: tuple[float, float] | None, margin: float
+    label: str,
+    unit: str,
+    values: list[float | None],
+    limits: tuple[float, float] | None,
+    margin: float,
+    lane_ports: Sequence[str] = (),
 ) -> list[Reason]:
     if limits is None:
         return []
@@ -273,6 +348,8 @@ def _limit_reasons(
         if value is None:
             continue
         what = f"{label} lane {lane}" if len(values) > 1 else label
+        if len(lane_ports) == len(values) > 1:
+            what += f" ({lane_ports[lane]})"  # the breakout port (plane) this lane carries
         measured = f"{what} {fmt_num(value, 2)} {unit}"
         if value < lo:
             reasons.append(Reason(Outcome.FAIL, f"{measured} < module low limit {fmt_num(lo, 2)} {unit}"))
@@ -287,14 +364,18 @@ def _limit_reasons(
     return reasons
 
 
-def dom_reasons(module: Mapping[str, Any] | None, profile: Profile) -> list[Reason]:
-    """DOM readings held to the module's own limits, not to one figure for every part."""
+def dom_reasons(
+    module: Mapping[str, Any] | None, profile: Profile, lane_ports: Sequence[str] = ()
+) -> list[Reason]:
+    """DOM readings held to the module's own limits, not to one figure for every part. `lane_ports`
+    names the breakout port of each lane, so a bad lane points at its plane."""
     if not profile.check_dom:
         return []
-    if not module:
-        return [Reason(Outcome.PASS, "no module information in the output")]
+    module = module or {}
     if is_passive_copper(module):
         return [Reason(Outcome.PASS, "passive copper cable: no DOM to check")]
+    if not _dom_readings(module):
+        return [Reason(Outcome.WARN, "no DOM reported (run mlxlink with -m; a passive cable says so itself)")]
     reasons = []
     temp = _number(module.get("temperature_c"))
     temp_limits, temp_margin = _range_of(module, "temperature_c"), profile.dom_temperature_margin_c
@@ -303,7 +384,12 @@ def dom_reasons(module: Mapping[str, Any] | None, profile: Profile) -> list[Reas
     reasons += _limit_reasons("module voltage", "mV", [voltage], _range_of(module, "voltage_mv"), 0)
     for key, label in (("rx_power_dbm", "Rx power"), ("tx_power_dbm", "Tx power")):
         reasons += _limit_reasons(
-            label, "dBm", _as_lanes(module.get(key)), _range_of(module, key), profile.dom_power_margin_db
+            label,
+            "dBm",
+            _as_lanes(module.get(key)),
+            _range_of(module, key),
+            profile.dom_power_margin_db,
+            lane_ports,
         )
     if not any(_range_of(module, k) for k in ("temperature_c", "rx_power_dbm", "tx_power_dbm")):
         reasons.append(Reason(Outcome.PASS, "the module reports no DOM limits to check against"))
@@ -318,9 +404,10 @@ def evaluate_link(
     link = as_dict(result)
     counters = link.get("counters") or {}
     reasons = _link_state_reasons(link, plan)
+    reasons += [Reason(Outcome.WARN, f"inventory: {problem}") for problem in plan.problems]
     reasons += _ber_reasons(counters, profile)
     reasons += counter_growth_reasons(counters, baseline)
-    reasons += dom_reasons(link.get("module"), profile)
+    reasons += dom_reasons(link.get("module"), profile, plan.lane_ports)
     return Verdict.of(reasons)
 
 
@@ -400,46 +487,104 @@ def _half(row: Mapping[str, Any], name: str) -> dict[str, Any]:
     return as_dict(row.get(name))
 
 
+# The largest deviation old nccl-tests builds tolerate per data type before they count a value "out of
+# bounds" (their DeltaMaxValue; half precision was 1e-2 in early builds, 5e-2 later: the lenient one).
+# Integer types must match exactly.
+NCCL_ERROR_TOLERANCE = {
+    "half": 5e-2, "float16": 5e-2, "bfloat16": 1e-2, "bf16": 1e-2,
+    "float": 1e-5, "float32": 1e-5, "double": 1e-12, "float64": 1e-12,
+}  # fmt: skip
+
+
 def evaluate_nccl(result: Any, *, profile: Profile) -> Verdict:
     """No wrong values, "Out of bounds values: 0 OK", and bus bandwidth at the largest size at least the
-    profile's figure (out-of-place, the half nccl-tests' summary is read from)."""
+    profile's figure (out-of-place, the half nccl-tests' summary is read from).
+
+    Current nccl-tests print `#wrong`, a count of wrong elements. Old builds print a float `error`: the
+    largest deviation from the expected value, which a healthy run prints as 1e-07 or 2e-07, so it is
+    never a count: those runs are judged by their out-of-bounds trailer and by nccl-tests' own tolerance
+    for the row's data type."""
     nccl = as_dict(result)
     reasons: list[Reason] = []
     if nccl.get("failed") and not nccl.get("rows"):
         message = nccl.get("failure_message") or "no results"
         return Verdict.of([Reason(Outcome.FAIL, f"NCCL test aborted: {message}")])
     rows = [as_dict(r) for r in nccl.get("rows") or []]
-    if rows and all(_half(r, h).get("wrong") is None for r in rows for h in ("out_of_place", "in_place")):
+    if rows and all(_half(r, h).get("wrong") is None for r in rows for h in _HALVES):
         reasons.append(
             Reason(Outcome.WARN, "values were not validated (wrong-value column N/A: run with -c 1)")
         )
-    wrong_rows = []
-    for row in rows:
-        counts = [_number(_half(row, half).get("wrong")) for half in ("out_of_place", "in_place")]
-        if any(c for c in counts if c):
-            wrong_rows.append((row, counts))
-    if wrong_rows:
-        row, counts = wrong_rows[0]
-        halves = ", ".join(
-            f"{name} {c:g}" for name, c in zip(("out-of-place", "in-place"), counts, strict=True) if c
-        )
-        more = f" and at {len(wrong_rows) - 1} more size(s)" if len(wrong_rows) > 1 else ""
-        reasons.append(
-            Reason(
-                Outcome.FAIL,
-                f"wrong values at {fmt_bytes(int(row.get('size_bytes') or 0))} ({halves}){more}; expected 0",
-            )
-        )
+    if _wrong_column_is_a_count(nccl, rows):
+        value_reasons = _wrong_count_reasons(rows)
+    else:
+        value_reasons = _max_error_reasons(rows)
+    reasons += value_reasons
     oob = nccl.get("out_of_bounds")
     oob_count = _number(oob)
     if oob_count:
         reasons.append(Reason(Outcome.FAIL, f"out-of-bounds values {oob_count:g}, expected 0 OK"))
     elif oob is None and rows:
         reasons.append(Reason(Outcome.WARN, 'no "Out of bounds values" trailer (run incomplete?)'))
-    if nccl.get("failed") and not (wrong_rows or oob_count):
+    if nccl.get("failed") and not (value_reasons or oob_count):
         reasons.append(Reason(Outcome.FAIL, "nccl-tests reported a test failure"))
     reasons += _busbw_reasons(rows, profile)
     return Verdict.of(reasons)
+
+
+_HALVES = ("out_of_place", "in_place")
+_HALF_LABELS = {"out_of_place": "out-of-place", "in_place": "in-place"}
+
+
+def _wrong_column_is_a_count(nccl: Mapping[str, Any], rows: list[dict[str, Any]]) -> bool:
+    """`#wrong` is a count, `error` a deviation. A dict without the parser's `wrong_column` (stored before
+    it was kept) is a count only if every value is a whole number."""
+    column = nccl.get("wrong_column")
+    if column is not None:
+        return column == "#wrong"
+    values = [_half(r, h).get("wrong") for r in rows for h in _HALVES]
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values if v is not None)
+
+
+def _wrong_count_reasons(rows: list[dict[str, Any]]) -> list[Reason]:
+    wrong_rows = []
+    for row in rows:
+        counts = [_number(_half(row, half).get("wrong")) for half in _HALVES]
+        if any(c for c in counts if c):
+            wrong_rows.append((row, counts))
+    if not wrong_rows:
+        return []
+    row, counts = wrong_rows[0]
+    halves = ", ".join(f"{_HALF_LABELS[name]} {c:g}" for name, c in zip(_HALVES, counts, strict=True) if c)
+    more = f" and at {len(wrong_rows) - 1} more size(s)" if len(wrong_rows) > 1 else ""
+    size = fmt_bytes(int(row.get("size_bytes") or 0))
+    return [Reason(Outcome.FAIL, f"wrong values at {size} ({halves}){more}; expected 0")]
+
+
+def _fmt_deviation(value: float) -> str:
+    return fmt_sci(value) if value and abs(value) < 1e-3 else fmt_num(value, 4)
+
+
+def _max_error_reasons(rows: list[dict[str, Any]]) -> list[Reason]:
+    """Rows whose largest deviation exceeds nccl-tests' tolerance for their data type (the rule its
+    out-of-bounds count applies, so a log cut before that trailer is still judged)."""
+    beyond = []
+    for row in rows:
+        tolerance = NCCL_ERROR_TOLERANCE.get(_norm(row.get("type")), 0.0)
+        for half in _HALVES:
+            error = _number(_half(row, half).get("wrong"))
+            if error is not None and abs(error) > tolerance:
+                beyond.append((row, half, error, tolerance))
+    if not beyond:
+        return []
+    row, half, error, tolerance = beyond[0]
+    more = f" and {len(beyond) - 1} more" if len(beyond) > 1 else ""
+    return [
+        Reason(
+            Outcome.FAIL,
+            f"largest error {_fmt_deviation(error)} at {fmt_bytes(int(row.get('size_bytes') or 0))} "
+            f"({_HALF_LABELS[half]}, {row.get('type')}) > tolerance {fmt_sci(tolerance)}{more}",
+        )
+    ]
 
 
 def _busbw_reasons(rows: list[dict[str, Any]], profile: Profile) -> list[Reason]:
@@ -527,6 +672,7 @@ __all__ = [
     "fmt_sci",
     "is_passive_copper",
     "link_plan",
+    "port_link_plan",
     "majority_versions",
     "measured_bandwidth",
     "nccl_curve",

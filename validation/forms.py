@@ -3,11 +3,8 @@ whose refusals come back onto the form's fields (views.add_service_errors)."""
 
 from django import forms
 
-from .choices import STARTABLE_CHECK_KINDS, CheckKind, RunnerKind
+from .choices import EXECUTING_RUNNERS, STARTABLE_CHECK_KINDS, CheckKind, RunnerKind
 from .models import AcceptanceProfile
-
-# Runners that execute commands; results of an "upload" run arrive as files, never from a start form.
-EXECUTING_RUNNERS = (RunnerKind.SIMULATED, RunnerKind.LOCAL, RunnerKind.SSH)
 
 
 class CheckRunStartForm(forms.Form):

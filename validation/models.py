@@ -6,6 +6,7 @@ redelivered task updates its own row instead of adding one: (run, target_key) is
 """
 
 import dataclasses
+import hashlib
 from datetime import timedelta
 
 from django.conf import settings
@@ -173,7 +174,8 @@ class CheckResult(models.Model):
     can become a punch item on that port, cable, optic or node."""
 
     run = models.ForeignKey(CheckRun, on_delete=models.CASCADE, related_name="results")
-    target_key = models.CharField(max_length=200, help_text="Stable name of the target within the run.")
+    # A pair's key is "<node>:<port>~<node>:<port>": up to 2 x (64 + 1 + 40) + 1 = 211 characters.
+    target_key = models.CharField(max_length=255, help_text="Stable name of the target within the run.")
     round = models.PositiveIntegerField(default=0)
     params = models.JSONField(default=dict, blank=True, help_text="What the task needs to run this target.")
     status = models.CharField(max_length=16, choices=ResultStatus.choices, default=ResultStatus.PENDING)
@@ -207,6 +209,16 @@ class CheckResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run_id}:{self.target_key}"
+
+    @classmethod
+    def fit_key(cls, key: str) -> str:
+        """A target key that fits the column: a longer one (a name from an uploaded file can be anything)
+        keeps its start and ends in a digest of the whole, so two long keys stay two keys."""
+        limit = cls._meta.get_field("target_key").max_length
+        if len(key) <= limit:
+            return key
+        digest = hashlib.sha256(key.encode("utf-8", errors="replace")).hexdigest()[:16]
+        return f"{key[: limit - len(digest) - 1]}#{digest}"
 
 
 # ---------------------------------------------------------------------------------------------------

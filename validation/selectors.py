@@ -8,7 +8,7 @@ import re
 import statistics
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, IntegerField, Prefetch, Q, QuerySet, Value, When
+from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
 from django.shortcuts import get_object_or_404
 
 from cabling.models import Cable, CableEnd
@@ -17,7 +17,7 @@ from delivery.models import Project
 from inventory.models import Port
 
 from . import criteria
-from .choices import CheckKind, ResultStatus, Verdict
+from .choices import EXECUTING_RUNNERS, STARTABLE_CHECK_KINDS, CheckKind, ResultStatus, Verdict
 from .models import AcceptanceProfile, CheckResult, CheckRun
 
 
@@ -48,11 +48,17 @@ def check_run_detail(*, user, project: Project, pk: int) -> CheckRun:
 
 
 def latest_runs_by_kind(*, user, project: Project) -> dict[str, CheckRun]:
-    """The newest run of each kind, for a project's validation overview (one query)."""
-    latest: dict[str, CheckRun] = {}
-    for run in check_run_list(user=user, project=project):
-        latest.setdefault(run.kind, run)
-    return latest
+    """The newest executed run of each kind, for a project's validation overview and its punch items (one
+    query, one row per kind). Uploads and soak windows are left out: a one-node upload is not the state of
+    the cluster and must not hide a full run's failures, and a soak is judged on its own page."""
+    executed = CheckRun.objects.filter(runner__in=EXECUTING_RUNNERS, kind__in=STARTABLE_CHECK_KINDS)
+    newest_of_kind = (
+        executed.filter(project=project, kind=OuterRef("kind")).order_by("-created_at", "-id").values("pk")[:1]
+    )
+    runs = check_run_list(user=user, project=project).filter(
+        runner__in=EXECUTING_RUNNERS, kind__in=STARTABLE_CHECK_KINDS, pk=Subquery(newest_of_kind)
+    )
+    return {run.kind: run for run in runs}
 
 
 def check_result_list(
@@ -62,10 +68,11 @@ def check_result_list(
     verdict: str | None = None,
     network: str | None = None,
     plane: int | None = None,
-    rack: int | str | None = None,
+    rack: str | None = None,
 ) -> QuerySet[CheckResult]:
-    """A run's results, filterable by verdict, network and plane (of the port tested) and rack (of the
-    node). Heavy columns (raw output) are deferred: a list never needs them."""
+    """A run's results, filterable by verdict, network and plane (of the port tested) and rack (by name,
+    of either node, as the pages' filter does). Heavy columns (raw output) are deferred: a list never
+    needs them."""
     results = scope_to_user(CheckResult.objects.filter(run=run), user, "run__project")
     if verdict:
         results = results.filter(verdict=verdict)
@@ -75,7 +82,7 @@ def check_result_list(
         # A physical port carries every plane of its lanes; match the port itself or one of its lanes.
         results = results.filter(Q(port__plane=plane) | Q(port__lanes__plane=plane)).distinct()
     if rack:
-        results = results.filter(device__rack=rack)
+        results = results.filter(Q(device__rack__name=rack) | Q(peer_device__rack__name=rack))
     return (
         results.select_related("device__rack", "peer_device", "port", "cable", "optic")
         .defer("raw_output", "stderr", "command")

@@ -6,6 +6,11 @@ runs the command through the run's runner outside any transaction, parses the ou
 shared parsers, judges it with criteria.py and records everything on the same row. Bandwidth tests
 are scheduled in rounds (no node in two tests at once); `check_run_advance` hands out one round at
 a time and finalises the run once every target is finished.
+
+Messages get lost and workers die, so nothing here trusts a message to arrive once: a claimed target
+is its worker's only for a lease (every command at its timeout, plus a margin), after which it may be
+claimed again, up to `max_attempts()`; only the claim that holds a target records its outcome; and
+`check_runs_to_sweep` (a beat task) finds runs that stopped moving and dispatches them again.
 """
 
 from __future__ import annotations
@@ -16,9 +21,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.db.models import Count, F, Q, Value
+from django.db.models import Count, F, Max, Prefetch, Q, Value
 from django.db.models.functions import Concat
 from django.utils import timezone
 
@@ -31,8 +37,10 @@ from inventory.models import Device, Optic, Port
 
 from . import criteria
 from .choices import (
+    EXECUTING_RUNNERS,
     FINISHED_RESULT_STATUSES,
     FINISHED_RUN_STATUSES,
+    STARTABLE_CHECK_KINDS,
     CheckKind,
     NcclLauncher,
     ResultStatus,
@@ -71,6 +79,10 @@ DEFAULT_TIMEOUTS = {
     CheckKind.NCCL: 3600,
     CheckKind.NODE_INVENTORY: 30,
 }
+# The longest a run's options may let one command take. The broker's visibility timeout
+# (CELERY_BROKER_TRANSPORT_OPTIONS in settings) is set above it.
+MAX_COMMAND_TIMEOUT_S = 4 * 3600
+HOST_MAX_LENGTH = CheckResult._meta.get_field("host").max_length
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -105,9 +117,13 @@ def acceptance_profile_update(*, project: Project, user, **changes: Any) -> Acce
 
 @dataclass(frozen=True)
 class Rail:
-    index: int  # rail i of a node = its i-th compute port = RDMA device mlx5_<i> = GPU i (rail-optimized)
+    """One compute port of a GPU node. Assumed mapping (rail-optimized, one RDMA device per NIC port):
+    rail i = the node's i-th physical compute port in creation order = RDMA device mlx5_<i> = GPU i. A
+    breakout port (planes) is still one device: its child ports are its lanes, listed in `breakout`."""
+
+    index: int
     port: Port
-    lanes: int
+    breakout: tuple[tuple[str, int], ...]  # (child port name, Gb/s) in lane order; () when not split
     cable_id: int | None
     cable_type: str | None
     optic: Optic | None
@@ -115,6 +131,16 @@ class Rail:
     @property
     def rdma_device(self) -> str:
         return f"mlx5_{self.index}"
+
+    @property
+    def plan(self) -> criteria.LinkPlan:
+        """What mlxlink should report for the port: from its own speed and its child ports' speeds."""
+        return criteria.port_link_plan(speed_gbps=self.port.speed_gbps, breakout=self.breakout, infiniband=True)
+
+    @property
+    def serdes_lanes(self) -> int:
+        width = self.plan.width or ""
+        return int(width[:-1]) if width[:-1].isdigit() else criteria.PORT_SERDES_LANES
 
 
 @dataclass(frozen=True)
@@ -127,9 +153,9 @@ class Node:
         return self.device.name
 
 
-def _gpu_nodes(project: Project) -> list[Node]:
+def gpu_nodes(project: Project) -> list[Node]:
     """GPU nodes (by role or by hardware kind), each with its physical compute-fabric ports in creation
-    order. Three queries whatever the cluster size."""
+    order and their breakout child ports. Four queries whatever the cluster size."""
     devices = list(
         Device.objects.filter(project=project)
         .filter(Q(role=DeviceRole.GPU_NODE) | Q(hardware_model__kind=HardwareKind.GPU_SERVER))
@@ -141,7 +167,7 @@ def _gpu_nodes(project: Project) -> list[Node]:
             device__in=devices, parent__isnull=True, network=Network.COMPUTE, kind=PortKind.INFINIBAND
         )
         .select_related("optic")
-        .annotate(lane_count=Count("lanes"))
+        .prefetch_related(Prefetch("lanes", queryset=Port.objects.order_by("lane", "id")))
         .order_by("device_id", "id")
     )
     ends = CableEnd.objects.filter(Q(port__in=ports) | Q(port__parent__in=ports)).select_related(
@@ -160,7 +186,8 @@ def _gpu_nodes(project: Project) -> list[Node]:
         for index, port in enumerate(by_device.get(device.pk, [])):
             cable_id, cable_type = cable_of_port.get(port.pk, (None, None))
             optic = getattr(port, "optic", None)
-            rails.append(Rail(index, port, port.lane_count, cable_id, cable_type, optic))
+            breakout = tuple((lane.name, lane.speed_gbps) for lane in port.lanes.all())
+            rails.append(Rail(index, port, breakout, cable_id, cable_type, optic))
         if rails:
             nodes.append(Node(device=device, rails=tuple(rails)))
     return nodes
@@ -169,7 +196,7 @@ def _gpu_nodes(project: Project) -> list[Node]:
 def sim_cluster_for(project: Project) -> SimCluster:
     """The simulated cluster mirrors the inventory: same nodes, rails, cables and optics."""
     nodes = []
-    for node in _gpu_nodes(project):
+    for node in gpu_nodes(project):
         rails = []
         for rail in node.rails:
             optic = rail.optic
@@ -185,7 +212,7 @@ def sim_cluster_for(project: Project) -> SimCluster:
                     rail.rdma_device,
                     rail.port.name,
                     rail.port.speed_gbps,
-                    rail.lanes or 4,
+                    rail.serdes_lanes,
                     module,
                 )
             )
@@ -244,20 +271,30 @@ def _launcher(value):
     return value
 
 
-def _text(value):
+def _host_name(value):
     if not isinstance(value, str) or not value.strip():
         raise ValueError("expected a host name")
+    if len(value.strip()) > HOST_MAX_LENGTH:
+        raise ValueError(f"expected a host name of at most {HOST_MAX_LENGTH} characters")
     return value.strip()
+
+
+def _timeout(value):
+    value = _positive_number(value)
+    if value > MAX_COMMAND_TIMEOUT_S:
+        # Past this, Redis would hand the task to a second worker while the first still runs it.
+        raise ValueError(f"expected at most {MAX_COMMAND_TIMEOUT_S} seconds")
+    return value
 
 
 RUN_OPTIONS: dict[str, _Option] = {
     "seed": _Option(None, _int(0)),  # the simulated runner's fault placement and noise
     "down_hosts": _Option(None, _host_list),  # simulated: these refuse every connection
     "flaky_hosts": _Option(None, _host_counts),  # simulated: refuse the first N attempts
-    "timeout_s": _Option(None, _positive_number),
+    "timeout_s": _Option(None, _timeout),
     "use_cuda": _Option((CheckKind.BANDWIDTH_MATRIX,), _bool),  # GPU memory for the matrix (default true)
     "launcher": _Option((CheckKind.NCCL,), _launcher),
-    "launch_host": _Option((CheckKind.NCCL,), _text),
+    "launch_host": _Option((CheckKind.NCCL,), _host_name),
     "group_size": _Option((CheckKind.NCCL,), _int(2)),  # NCCL on groups of N nodes instead of all at once
 }
 
@@ -311,7 +348,7 @@ def _link_targets(nodes: list[Node], options: dict) -> list[Target]:
                     params={
                         "rdma_device": rail.rdma_device,
                         "speed_gbps": rail.port.speed_gbps,
-                        "lanes": rail.lanes,
+                        "plan": rail.plan.as_dict(),
                     },
                     device=node.device,
                     port=rail.port,
@@ -401,6 +438,16 @@ def _launch_host(project: Project, options: dict, group: list[Node]) -> str:
 
 
 def _nccl_targets(nodes: list[Node], options: dict, project: Project) -> list[Target]:
+    if not nodes:
+        return []  # check_run_start says there is nothing to check
+    if len(nodes) < 2:
+        # One node's NCCL run never leaves the node: it would pass without testing the network.
+        raise ValidationError(
+            {
+                "kind": f"NCCL tests the network between nodes: it needs at least two GPU nodes with "
+                f"compute-fabric ports, and {project.code} has one ({nodes[0].name})."
+            }
+        )
     size = options.get("group_size") or len(nodes)
     groups = [nodes[i : i + size] for i in range(0, len(nodes), size)]
     if len(groups) > 1 and len(groups[-1]) < 2:
@@ -443,7 +490,7 @@ def _inventory_targets(nodes: list[Node], options: dict) -> list[Target]:
 
 
 def build_targets(*, project: Project, kind: str, options: dict) -> list[Target]:
-    nodes = _gpu_nodes(project)
+    nodes = gpu_nodes(project)
     if kind == CheckKind.LINK_HEALTH:
         return _link_targets(nodes, options)
     if kind in (CheckKind.CPU_BANDWIDTH, CheckKind.GPU_RDMA):
@@ -451,16 +498,22 @@ def build_targets(*, project: Project, kind: str, options: dict) -> list[Target]
     if kind == CheckKind.BANDWIDTH_MATRIX:
         return _matrix_targets(nodes, options)
     if kind == CheckKind.NCCL:
-        return _nccl_targets(nodes, options, project) if len(nodes) >= 1 else []
+        return _nccl_targets(nodes, options, project)
     if kind == CheckKind.NODE_INVENTORY:
         return _inventory_targets(nodes, options)
-    raise ValidationError({"kind": f"{kind}: runs of this kind are not built yet."})
+    raise ValidationError({"kind": not_startable_message(kind)})
+
+
+def not_startable_message(kind: str) -> str:
+    if kind == CheckKind.SOAK:
+        return "A soak is not a run of targets: start and stop it from the soak page."
+    return f"{CheckKind(kind).label}: results of this kind arrive only as uploaded tool outputs."
 
 
 def _result_row(run: CheckRun, target: Target) -> CheckResult:
     return CheckResult(
         run=run,
-        target_key=target.key,
+        target_key=CheckResult.fit_key(target.key),
         round=target.round,
         params=target.params,
         host=target.host,
@@ -483,9 +536,14 @@ def _check_may_run(user, project: Project) -> None:
         raise PermissionDenied("Your role in this project does not allow running checks.")
 
 
+def log_line(line: str, at=None) -> str:
+    """One line of a run's log, stamped: the only place the stamp is formatted."""
+    return f"{at or timezone.now():%Y-%m-%d %H:%M:%S} {line}\n"
+
+
 def _append_log(run: CheckRun, line: str) -> None:
-    stamp = timezone.now().strftime("%Y-%m-%d %H:%M:%S")
-    run.log = f"{run.log}{stamp} {line}\n"
+    """Add a line to a run row this transaction holds (saved with the row)."""
+    run.log = f"{run.log}{log_line(line)}"
 
 
 def _create_run(*, project, kind, runner, requested_by, options, parent=None) -> CheckRun:
@@ -518,8 +576,12 @@ def check_run_start(
     _check_may_run(requested_by, project)
     if kind not in CheckKind.values:
         raise ValidationError({"kind": f"{kind!r} is not a check kind ({', '.join(CheckKind.values)})."})
-    if runner not in RunnerKind.values:
-        raise ValidationError({"runner": f"{runner!r} is not a runner ({', '.join(RunnerKind.values)})."})
+    if kind not in STARTABLE_CHECK_KINDS:
+        raise ValidationError({"kind": not_startable_message(kind)})
+    if runner not in EXECUTING_RUNNERS:
+        raise ValidationError(
+            {"runner": f"{runner!r} is not a runner that executes checks ({', '.join(EXECUTING_RUNNERS)})."}
+        )
     if runner == RunnerKind.LOCAL and kind != CheckKind.NCCL:
         # Every per-node command would run on this server and be filed under each node in turn.
         raise ValidationError(
@@ -534,7 +596,7 @@ def check_run_start(
         raise ValidationError(
             {
                 "kind": "Nothing to check: the project has no GPU nodes with compute-fabric ports"
-                + (" (NCCL and pair tests need at least two)." if kind != "link_health" else ".")
+                + (" (pair tests need at least two)." if kind != CheckKind.LINK_HEALTH else ".")
             }
         )
     run = _create_run(project=project, kind=kind, runner=runner, requested_by=requested_by, options=options)
@@ -550,10 +612,22 @@ def check_run_start(
     return run
 
 
+def _require_executed(run: CheckRun, action: str) -> None:
+    """Only runs of targets that a runner executes can be cancelled or re-run: an upload's results came
+    as a file, and a soak window is started and stopped on its own page."""
+    if run.runner not in EXECUTING_RUNNERS:
+        raise ValidationError(
+            f"Run #{run.pk} holds uploaded results: there is nothing to {action}; upload the output again instead."
+        )
+    if run.kind not in STARTABLE_CHECK_KINDS:
+        raise ValidationError(f"Run #{run.pk} has no targets to {action}. {not_startable_message(run.kind)}")
+
+
 @transaction.atomic
 def check_run_cancel(*, run: CheckRun, user=None) -> CheckRun:
     """Stop scheduling: pending targets are cancelled; targets already running finish and are kept."""
     _check_may_run(user, run.project)
+    _require_executed(run, "cancel")
     run = CheckRun.objects.select_for_update().get(pk=run.pk)
     if run.status in FINISHED_RUN_STATUSES:
         raise ValidationError(f"Run #{run.pk} is already {run.get_status_display().lower()}.")
@@ -573,6 +647,7 @@ def check_run_cancel(*, run: CheckRun, user=None) -> CheckRun:
 def check_run_rerun_failed(*, run: CheckRun, requested_by=None) -> CheckRun:
     """A new run (child of `run`) with only the targets that failed or could not be measured."""
     _check_may_run(requested_by, run.project)
+    _require_executed(run, "re-run")
     failed = list(run.results.filter(verdict__in=[Verdict.FAIL, Verdict.ERROR]).order_by("round", "id"))
     if not failed:
         raise ValidationError(f"Run #{run.pk} has no failed targets to re-run.")
@@ -619,31 +694,90 @@ def _finished_count(run: CheckRun) -> int:
 
 
 @transaction.atomic
-def check_run_advance(*, run_id: int) -> list[int]:
-    """Which targets to enqueue now: the next round's, once every target of the round handed out before
-    is finished; none while it is still running. With nothing left, the run is finalised. Safe to call
-    any number of times, from any number of workers: the run row is locked while deciding."""
+def check_run_advance(*, run_id: int, now=None) -> list[int]:
+    """Which targets to enqueue now. While a round handed out before has unfinished targets: those of
+    them that can be claimed (pending, or running past their lease), on every call, so a dispatch
+    redelivered after this recorded the round still hands its targets out (enqueuing one twice is
+    harmless: a claim is taken once). Once the round is finished: the next round's. With nothing left,
+    the run is finalised. Safe to call any number of times from any number of workers: the run row is
+    locked while deciding."""
+    now = now or timezone.now()
     run = CheckRun.objects.select_for_update().get(pk=run_id)
     if run.status in FINISHED_RUN_STATUSES:
         return []
     if run.status == RunStatus.QUEUED:
-        run.status, run.started_at = RunStatus.RUNNING, timezone.now()
+        run.status, run.started_at = RunStatus.RUNNING, now
         _append_log(run, "started")
         run.save(update_fields=["status", "started_at", "log"])
+    round_no, unfinished = _round_to_hand_out(run)
+    if round_no is None:
+        _finalise(run)
+        return []
+    if round_no != run.current_round:
+        run.current_round = round_no
+        run.save(update_fields=["current_round"])
+    return _claimable_ids(run, unfinished, now)
+
+
+def _round_to_hand_out(run: CheckRun):
+    """(round, its unfinished targets): the round handed out last while any target of it (or before) is
+    unfinished, else the first round with unfinished targets; (None, none) when every target finished."""
     unfinished = run.results.exclude(status__in=FINISHED_RESULT_STATUSES)
-    if run.current_round is not None and unfinished.filter(round__lte=run.current_round).exists():
-        return []
-    next_round = (
-        unfinished.filter(status=ResultStatus.PENDING).order_by("round").values_list("round", flat=True)
-    )
-    next_round = next_round.first()
+    if run.current_round is not None:
+        handed_out = unfinished.filter(round__lte=run.current_round)
+        if handed_out.exists():
+            return run.current_round, handed_out
+    next_round = unfinished.order_by("round").values_list("round", flat=True).first()
     if next_round is None:
-        if not unfinished.exists():
-            _finalise(run)
-        return []
-    run.current_round = next_round
-    run.save(update_fields=["current_round"])
-    return list(unfinished.filter(status=ResultStatus.PENDING, round=next_round).values_list("pk", flat=True))
+        return None, unfinished.none()
+    return next_round, unfinished.filter(round=next_round)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Leases and attempts: a running target belongs to the worker that claimed it until its lease ends.
+
+
+def command_timeout(run: CheckRun) -> float:
+    """Seconds one command of the run may take."""
+    return run.options.get("timeout_s") or DEFAULT_TIMEOUTS.get(run.kind, 120)
+
+
+def target_lease_seconds(run: CheckRun, result: CheckResult) -> float:
+    """How long a claimed target may run before it counts as lost: every command it runs at its full
+    timeout (a matrix pair runs one ib_write_bw per rail, node inventory one probe per version), plus
+    the time a pair's server gets to start, plus a margin for the worker's own work."""
+    if run.kind == CheckKind.BANDWIDTH_MATRIX:
+        commands_run = max(len(result.params.get("rails") or ()), 1)
+    elif run.kind == CheckKind.NODE_INVENTORY:
+        commands_run = len(commands.VERSION_PROBES)
+    else:
+        commands_run = 1
+    margin = float(getattr(settings, "VALIDATION_LEASE_MARGIN_S", 120))
+    return commands_run * (command_timeout(run) + Runner.server_start_s) + margin
+
+
+def lease_expired(run: CheckRun, result: CheckResult, now) -> bool:
+    if result.started_at is None:
+        return True
+    return (now - result.started_at).total_seconds() > target_lease_seconds(run, result)
+
+
+def max_attempts() -> int:
+    """Executions of one target before it is given up: the first, then the transient-error retries.
+    A worker lost mid-target (its lease runs out) uses up an attempt too, so a target that kills its
+    worker every time cannot loop forever."""
+    return int(getattr(settings, "VALIDATION_MAX_RETRIES", 3)) + 1
+
+
+def _claimable_ids(run: CheckRun, results, now) -> list[int]:
+    """Pending targets, and running ones whose lease ran out (their worker was lost)."""
+    ids = []
+    for result in results.filter(status__in=[ResultStatus.PENDING, ResultStatus.RUNNING]).only(
+        "id", "status", "started_at", "params"
+    ):
+        if result.status == ResultStatus.PENDING or lease_expired(run, result, now):
+            ids.append(result.pk)
+    return ids
 
 
 def _finalise(run: CheckRun) -> None:
@@ -743,37 +877,92 @@ def runner_for(run: CheckRun, *, attempt: int = 1) -> Runner:
         )
     if run.runner == RunnerKind.LOCAL:
         return LocalRunner()
-    return SSHRunner()
+    if run.runner == RunnerKind.SSH:
+        return SSHRunner()
+    raise RunnerError(f"run #{run.pk} has the {run.runner} runner, which executes nothing")
 
 
-def check_target_claim(*, result_id: int) -> CheckResult | None:
+@dataclass(frozen=True)
+class TargetInputs:
+    """What executing a target needs from the database, read before the execution so that the long part
+    (commands on nodes) touches no database and a busy one can be waited out before it starts."""
+
+    runner: Runner
+    profile: criteria.Profile
+    timeout: float
+    baseline: dict | None = None  # link health: the port's counters at its previous reading
+
+
+def check_target_inputs(*, result: CheckResult) -> TargetInputs:
+    run = result.run
+    baseline = None
+    if run.kind == CheckKind.LINK_HEALTH:
+        baseline = previous_link_counters(project_id=run.project_id, port_id=result.port_id, exclude_run_id=run.pk)
+    return TargetInputs(
+        runner=runner_for(run, attempt=result.attempt),
+        profile=acceptance_profile_for(project=run.project).as_criteria(),
+        timeout=command_timeout(run),
+        baseline=baseline,
+    )
+
+
+def check_target_claim(*, result_id: int, now=None) -> CheckResult | None:
     """Mark the target running and count the attempt. None when there is nothing to do: the run was
-    cancelled or finished, or this target already finished (a redelivered task must not redo it)."""
+    cancelled or finished, the target already finished (a redelivered task must not redo it), another
+    worker holds it (running, within its lease), or its attempts are used up (then it is recorded as an
+    error naming them)."""
+    now = now or timezone.now()
     with transaction.atomic():
         result = CheckResult.objects.select_for_update().select_related("run").filter(pk=result_id).first()
         if result is None or result.status in FINISHED_RESULT_STATUSES:
             return None
-        if result.run.status == RunStatus.CANCELLED:
-            result.status, result.finished_at = ResultStatus.CANCELLED, timezone.now()
+        run = result.run
+        if run.status == RunStatus.CANCELLED:
+            result.status, result.finished_at = ResultStatus.CANCELLED, now
             result.save(update_fields=["status", "finished_at"])
             _refresh_progress(result.run_id)
             return None
+        if result.status == ResultStatus.RUNNING and not lease_expired(run, result, now):
+            return None
+        if result.attempt >= max_attempts():
+            _record(result, Measurement(verdict=criteria.error_verdict(_gave_up_message(run, result))))
+            return None
+        if result.status == ResultStatus.RUNNING:
+            check_run_log(
+                run_id=run.pk,
+                line=f"{result.target_key}: attempt {result.attempt} started {result.started_at:%H:%M:%S} and "
+                f"never finished (its worker was lost); trying again",
+            )
         result.status = ResultStatus.RUNNING
         result.attempt += 1
-        result.started_at = timezone.now()
+        result.started_at = now
         result.save(update_fields=["status", "attempt", "started_at"])
     return result
 
 
-def check_target_execute(*, result: CheckResult, runner: Runner) -> Measurement:
+def _gave_up_message(run: CheckRun, result: CheckResult) -> str:
+    lease = criteria.fmt_num(target_lease_seconds(run, result), 0)
+    return (
+        f"gave up after {result.attempt} attempts: none finished within its {lease} s lease "
+        f"(the worker was lost or the command hung)"
+    )
+
+
+def check_target_release(*, result: CheckResult) -> bool:
+    """Hand a claimed target back (pending) while its retry waits out the backoff, so the retry (or any
+    dispatcher) can claim it again. Only the claim that holds it may: False if another took over."""
+    released = CheckResult.objects.filter(
+        pk=result.pk, status=ResultStatus.RUNNING, attempt=result.attempt
+    ).update(status=ResultStatus.PENDING)
+    return bool(released)
+
+
+def check_target_execute(*, result: CheckResult, inputs: TargetInputs) -> Measurement:
     """Run the target's command(s) and judge the output. Raises TransientRunnerError for the task to
-    retry; every other problem becomes an error verdict on the measurement."""
-    run = result.run
-    profile = acceptance_profile_for(project=run.project).as_criteria()
-    timeout = run.options.get("timeout_s") or DEFAULT_TIMEOUTS.get(run.kind, 120)
-    execute = _EXECUTORS[run.kind]
+    retry; every other problem becomes an error verdict on the measurement. No database access."""
+    execute = _EXECUTORS[result.run.kind]
     try:
-        return execute(result, runner, profile, timeout)
+        return execute(result, inputs)
     except TransientRunnerError:
         raise
     except RunnerError as exc:
@@ -781,8 +970,24 @@ def check_target_execute(*, result: CheckResult, runner: Runner) -> Measurement:
 
 
 @transaction.atomic
-def check_target_record(*, result: CheckResult, measurement: Measurement) -> CheckResult:
-    """Store the outcome on the target's own row (never a new row) and update the run's progress."""
+def check_target_record(*, result: CheckResult, measurement: Measurement) -> CheckResult | None:
+    """Store the outcome on the target's own row (never a new row) and update the run's progress. Only
+    the claim that holds the target records: if its lease ran out and another attempt took it over (or
+    finished it), this late outcome is dropped and None returned."""
+    current = (
+        CheckResult.objects.select_for_update().filter(pk=result.pk).values_list("status", "attempt").first()
+    )
+    if current != (ResultStatus.RUNNING, result.attempt):
+        check_run_log(
+            run_id=result.run_id,
+            line=f"{result.target_key}: the outcome of attempt {result.attempt} came after another attempt "
+            f"took the target over; dropped",
+        )
+        return None
+    return _record(result, measurement)
+
+
+def _record(result: CheckResult, measurement: Measurement) -> CheckResult:
     verdict = measurement.verdict
     result.raw_output = measurement.raw_output
     result.stderr = measurement.stderr
@@ -808,17 +1013,18 @@ def check_target_record(*, result: CheckResult, measurement: Measurement) -> Che
     return result
 
 
-def check_target_give_up(*, result: CheckResult, message: str) -> CheckResult:
+def failed_measurement(message: str) -> Measurement:
     """Retries exhausted (or an unexpected error): the target could not be measured."""
-    return check_target_record(
-        result=result, measurement=Measurement(verdict=criteria.error_verdict(message))
-    )
+    return Measurement(verdict=criteria.error_verdict(message))
+
+
+def check_target_give_up(*, result: CheckResult, message: str) -> CheckResult | None:
+    return check_target_record(result=result, measurement=failed_measurement(message))
 
 
 def check_run_log(*, run_id: int, line: str) -> None:
     """Append a line to a run's log in one UPDATE, so concurrent tasks never overwrite each other."""
-    stamp = timezone.now().strftime("%Y-%m-%d %H:%M:%S")
-    CheckRun.objects.filter(pk=run_id).update(log=Concat(F("log"), Value(f"{stamp} {line}\n")))
+    CheckRun.objects.filter(pk=run_id).update(log=Concat(F("log"), Value(log_line(line))))
 
 
 def _refresh_progress(run_id: int) -> None:
@@ -827,12 +1033,69 @@ def _refresh_progress(run_id: int) -> None:
     CheckRun.objects.filter(pk=run_id).update(done=done)
 
 
-def round_is_finished(*, result: CheckResult) -> bool:
-    return (
-        not CheckResult.objects.filter(run_id=result.run_id, round__lte=result.round)
-        .exclude(status__in=FINISHED_RESULT_STATUSES)
-        .exists()
+def next_round_due(*, result_id: int) -> int | None:
+    """The run id when the target's run is unfinished and every target of the round it handed out last
+    (and of those before) is finished, so the dispatcher should hand out what comes next; else None. A
+    target of an earlier round, redelivered late, does not ask again for a round already handed out."""
+    row = (
+        CheckResult.objects.filter(pk=result_id)
+        .exclude(run__status__in=FINISHED_RUN_STATUSES)
+        .values_list("run_id", "run__current_round")
+        .first()
     )
+    if row is None:
+        return None
+    run_id, current_round = row
+    waiting = CheckResult.objects.filter(run_id=run_id).exclude(status__in=FINISHED_RESULT_STATUSES)
+    if current_round is not None:
+        waiting = waiting.filter(round__lte=current_round)
+    return None if waiting.exists() else run_id
+
+
+# ---------------------------------------------------------------------------------------------------
+# The sweeper: runs whose dispatch was lost, whose worker died, or that finished without being closed.
+
+
+def check_runs_to_sweep(*, now=None, stale_after_s: float | None = None) -> list[int]:
+    """Unfinished runs the dispatcher should look at again: those whose targets are all finished (to
+    close them), and those with no progress for `stale_after_s` that have a target to hand out (pending,
+    or running past its lease). Uploads and soak windows have no targets to execute and are left alone.
+    Each stale run gets a log line saying what is handed out again."""
+    now = now or timezone.now()
+    if stale_after_s is None:
+        stale_after_s = float(getattr(settings, "VALIDATION_STALE_RUN_S", 600))
+    runs = (
+        CheckRun.objects.filter(
+            status__in=[RunStatus.QUEUED, RunStatus.RUNNING],
+            runner__in=EXECUTING_RUNNERS,
+            kind__in=STARTABLE_CHECK_KINDS,
+        )
+        .annotate(
+            unfinished=Count("results", filter=~Q(results__status__in=FINISHED_RESULT_STATUSES)),
+            last_started=Max("results__started_at"),
+            last_finished=Max("results__finished_at"),
+        )
+        .defer("log")
+        .order_by("created_at", "id")
+    )
+    due = []
+    for run in runs:
+        if run.unfinished == 0:
+            due.append(run.pk)
+            continue
+        moments = [m for m in (run.created_at, run.started_at, run.last_started, run.last_finished) if m]
+        idle = (now - max(moments)).total_seconds()
+        if idle < stale_after_s:
+            continue
+        _, round_targets = _round_to_hand_out(run)
+        waiting = _claimable_ids(run, round_targets, now)
+        if waiting:
+            check_run_log(
+                run_id=run.pk,
+                line=f"no progress for {idle / 60:.0f} min: handing out {len(waiting)} waiting target(s) again",
+            )
+            due.append(run.pk)
+    return due
 
 
 # -- per kind -----------------------------------------------------------------------------------------
@@ -861,28 +1124,35 @@ def _unparsable(tool: str, output, exc: ParseError) -> Measurement:
     )
 
 
-def _link_baseline(result: CheckResult) -> dict | None:
-    """The port's counters as last measured by an earlier link-health run, to see whether they grow."""
-    if result.port_id is None:
+RECENT_READINGS = 50  # how far back to look for a reading with counters
+
+
+def previous_link_counters(*, project_id: int, port_id: int | None, exclude_run_id: int | None = None) -> dict | None:
+    """The port's counters as last measured by a link-health reading, to see whether they grow. Readings
+    without counters (mlxlink run without -c, an upload of `mlxlink -m`) are skipped: they say nothing."""
+    if port_id is None:
         return None
-    previous = (
+    readings = (
         CheckResult.objects.filter(
-            port_id=result.port_id,
+            port_id=port_id,
             run__kind=CheckKind.LINK_HEALTH,
             status=ResultStatus.DONE,
-            run__project_id=result.run.project_id,
+            run__project_id=project_id,
         )
-        .exclude(run_id=result.run_id)
-        .order_by("-finished_at")
+        .exclude(run_id=exclude_run_id)
+        .order_by("-finished_at", "-id")
         .values_list("metrics", flat=True)
-        .first()
     )
-    return (previous or {}).get("counters") or None
+    for metrics in readings[:RECENT_READINGS]:
+        counters = (metrics or {}).get("counters") or {}
+        if any(value is not None for value in counters.values()):
+            return counters
+    return None
 
 
-def _execute_link(result, runner, profile, timeout) -> Measurement:
+def _execute_link(result, inputs: TargetInputs) -> Measurement:
     params = result.params
-    output = runner.run(result.host, result.command, timeout)
+    output = inputs.runner.run(result.host, result.command, inputs.timeout)
     if not output.stdout.strip():
         return _failed_to_run("mlxlink", output, f"{result.host} {params['rdma_device']}")
     try:
@@ -891,8 +1161,11 @@ def _execute_link(result, runner, profile, timeout) -> Measurement:
         return _unparsable("mlxlink", output, exc)
     metrics = parsed.to_dict()
     metrics.pop("sections", None)  # everything printed is in the raw output already
-    plan = criteria.link_plan(speed_gbps=params["speed_gbps"], lanes=params.get("lanes"), infiniband=True)
-    verdict = criteria.evaluate_link(parsed, plan=plan, profile=profile, baseline=_link_baseline(result))
+    if "plan" in params:
+        plan = criteria.LinkPlan.from_dict(params["plan"])
+    else:  # stored before the plan was kept (a re-run of an old run): assume the port's full width
+        plan = criteria.port_link_plan(speed_gbps=params["speed_gbps"])
+    verdict = criteria.evaluate_link(parsed, plan=plan, profile=inputs.profile, baseline=inputs.baseline)
     return Measurement(output.stdout, output.stderr, output.exit_code, metrics, verdict)
 
 
@@ -936,23 +1209,23 @@ def _bandwidth_metrics(parsed, params: dict) -> dict:
     }
 
 
-def _execute_bandwidth(result, runner, profile, timeout) -> Measurement:
+def _execute_bandwidth(result, inputs: TargetInputs) -> Measurement:
     params = result.params
-    raw, stderr, exit_code, parsed = _perftest_pair(runner, params, timeout)
+    raw, stderr, exit_code, parsed = _perftest_pair(inputs.runner, params, inputs.timeout)
     if isinstance(parsed, criteria.Verdict):
         return Measurement(raw, stderr, exit_code, {}, parsed)
     verdict = criteria.evaluate_bandwidth(
-        parsed, gpu=params["use_cuda"], line_rate_gbps=params["line_rate_gbps"], profile=profile
+        parsed, gpu=params["use_cuda"], line_rate_gbps=params["line_rate_gbps"], profile=inputs.profile
     )
     return Measurement(raw, stderr, exit_code, _bandwidth_metrics(parsed, params), verdict)
 
 
-def _execute_matrix(result, runner, profile, timeout) -> Measurement:
+def _execute_matrix(result, inputs: TargetInputs) -> Measurement:
     """A node pair: every rail in turn, so the pair's tests never compete with each other."""
     raws, stderrs, rails, reasons = [], [], [], []
     exit_code = 0
     for params in result.params["rails"]:
-        raw, stderr, code, parsed = _perftest_pair(runner, params, timeout)
+        raw, stderr, code, parsed = _perftest_pair(inputs.runner, params, inputs.timeout)
         raws.append(raw)
         stderrs.append(stderr)
         exit_code = exit_code or code
@@ -966,7 +1239,7 @@ def _execute_matrix(result, runner, profile, timeout) -> Measurement:
             metrics["bw_avg_gbps"],
             gpu=params["use_cuda"],
             line_rate_gbps=params["line_rate_gbps"],
-            profile=profile,
+            profile=inputs.profile,
             where=where,
         )
     measured = [r["bw_avg_gbps"] for r in rails if r["bw_avg_gbps"] is not None]
@@ -979,8 +1252,8 @@ def _execute_matrix(result, runner, profile, timeout) -> Measurement:
     return Measurement("".join(raws), "".join(stderrs), exit_code, metrics, criteria.Verdict.of(reasons))
 
 
-def _execute_nccl(result, runner, profile, timeout) -> Measurement:
-    output = runner.run(result.host, result.command, timeout)
+def _execute_nccl(result, inputs: TargetInputs) -> Measurement:
+    output = inputs.runner.run(result.host, result.command, inputs.timeout)
     if not output.stdout.strip():
         return _failed_to_run("nccl-tests", output, result.host)
     try:
@@ -989,14 +1262,14 @@ def _execute_nccl(result, runner, profile, timeout) -> Measurement:
         return _unparsable("nccl-tests", output, exc)
     metrics = parsed.to_dict()
     metrics["curve"] = criteria.nccl_curve(parsed)
-    verdict = criteria.evaluate_nccl(parsed, profile=profile)
+    verdict = criteria.evaluate_nccl(parsed, profile=inputs.profile)
     return Measurement(output.stdout, output.stderr, output.exit_code, metrics, verdict)
 
 
-def _execute_inventory(result, runner, profile, timeout) -> Measurement:
+def _execute_inventory(result, inputs: TargetInputs) -> Measurement:
     versions, raw, stderr, reasons = {}, [], [], []
     for probe in commands.VERSION_PROBES:
-        output = runner.run(result.host, probe.command, timeout)
+        output = inputs.runner.run(result.host, probe.command, inputs.timeout)
         raw.append(f"$ {probe.command}\n{output.stdout}")
         stderr.append(output.stderr)
         if output.exit_code != 0:
@@ -1011,8 +1284,8 @@ def _execute_inventory(result, runner, profile, timeout) -> Measurement:
             versions[probe.key] = probe.read(output.stdout)
         except ParseError as exc:
             reasons.append(criteria.Reason(criteria.Outcome.FAIL, f"{probe.key}: output unreadable at {exc}"))
-    if profile.pinned_versions:
-        pinned = criteria.evaluate_versions(versions, expected=profile.pinned_versions, source="pinned")
+    if inputs.profile.pinned_versions:
+        pinned = criteria.evaluate_versions(versions, expected=inputs.profile.pinned_versions, source="pinned")
         reasons += pinned.reasons
     return Measurement("".join(raw), "".join(stderr), 0, {"versions": versions}, criteria.Verdict.of(reasons))
 

@@ -40,7 +40,7 @@ from .parsers import mlxlink as mlxlink_parser
 from .parsers.base import ParseError
 from .runners import Runner, RunnerError, RunOutput, SimCluster, SimulatedRunner, plan_faults
 from .runners.ssh import SSHRunner
-from .services import _gpu_nodes, sim_cluster_for
+from .services import gpu_nodes, log_line, sim_cluster_for
 
 # The counters that must not grow while the cluster is under load (DOMAIN.md, stage 8), as SoakSample
 # fields and mlxlink's counter keys.
@@ -258,7 +258,7 @@ def open_window(project: Project) -> SoakWindow | None:
 
 
 def _log(run: CheckRun, line: str, now: datetime) -> None:
-    run.log = f"{run.log}{now:%Y-%m-%d %H:%M:%S} {line}\n"
+    run.log = f"{run.log}{log_line(line, now)}"
 
 
 @transaction.atomic
@@ -284,7 +284,7 @@ def soak_window_start(
         raise ValidationError(
             f"Soak #{current.pk} is open until {_when(current.ends_at)}; stop it before starting another."
         )
-    nodes = _gpu_nodes(project)
+    nodes = gpu_nodes(project)
     targets = [(node, rail) for node in nodes for rail in node.rails]
     if not targets:
         raise ValidationError("Nothing to soak: the project has no GPU nodes with compute-fabric ports.")

@@ -1,25 +1,31 @@
 """Celery tasks of the validation engine. Thin: they take ids, call services and own the retries.
 
-check_run_dispatch hands out the next round of a run's targets (all of them for kinds without
-rounds); check_target runs one target. Both are safe to run twice: a finished target is never redone
-and the dispatcher decides under a lock on the run row. Eagerly (no broker), the dispatcher itself
-walks the rounds, because each target has already run by the time `.delay()` returns; with a worker,
-the target that finishes a round asks for the next one.
+check_run_dispatch hands out a run's current round of targets (all of them for kinds without rounds);
+check_target runs one target; check_runs_sweep (on Celery beat) picks up runs that stopped moving. All
+are safe to run twice: a target is claimed once (a running one stays its worker's until its lease ends),
+a finished one is never redone, and the dispatcher decides under a lock on the run row. Eagerly (no
+broker) the dispatcher itself walks the rounds, because each target has already run by the time
+`.delay()` returns; with a worker, the target that finishes a round asks for the next one.
 """
 
 from __future__ import annotations
 
 import logging
 import random
+import time
 
 from celery import shared_task
 from django.conf import settings
+from django.db import OperationalError, connection
 
 from . import services, soak
 from .runners import TransientRunnerError
 from .uploads import services as upload_services
 
 logger = logging.getLogger(__name__)
+
+# A write that meets a locked database (SQLite) or a dropped connection is tried this many times.
+DB_ATTEMPTS = 6
 
 
 def retry_policy() -> tuple[int, float, float]:
@@ -37,55 +43,93 @@ def backoff_seconds(retries: int) -> float:
     return min(base * 2**retries, cap) + random.uniform(0, base)
 
 
-def _retry_later(task, result, exc: Exception, max_retries: int) -> None:
-    """Exponential backoff through Celery. Eagerly there is no queue to wait in, and Celery would
-    propagate its Retry signal to the caller, so the next attempt simply runs now (as Celery's own
-    eager retry does, ignoring the countdown)."""
-    retries = task.request.retries
-    delay = 0.0 if task.request.is_eager else backoff_seconds(retries)
-    services.check_run_log(
+def with_db_retry(call, /, **kwargs):
+    """Call a service, again after a short pause if the database refused (SQLite's "database is locked",
+    a connection PostgreSQL dropped): a measurement taken at length must not be lost, nor a target left
+    running, because one write met a busy database. Inside an outer transaction nothing can be retried
+    (the transaction is broken), so the error goes up at once."""
+    for attempt in range(1, DB_ATTEMPTS + 1):
+        try:
+            return call(**kwargs)
+        except OperationalError:
+            if attempt == DB_ATTEMPTS or connection.in_atomic_block:
+                raise
+            logger.warning("database busy in %s, attempt %s of %s", call.__name__, attempt, DB_ATTEMPTS)
+            connection.close_if_unusable_or_obsolete()
+            time.sleep(0.05 * 2**attempt + random.uniform(0, 0.05))
+    raise AssertionError("unreachable")
+
+
+def _retry_later(task, result, exc: Exception) -> None:
+    """Hand the target back and retry with exponential backoff through Celery. Eagerly there is no queue
+    to wait in, and Celery would propagate its Retry signal to the caller, so the next attempt simply
+    runs now (as Celery's own eager retry does, ignoring the countdown)."""
+    delay = 0.0 if task.request.is_eager else backoff_seconds(result.attempt - 1)
+    with_db_retry(
+        services.check_run_log,
         run_id=result.run_id,
-        line=f"{result.target_key}: {exc}; retry {retries + 1} of {max_retries} in {delay:.0f} s",
+        line=f"{result.target_key}: {exc}; retry {result.attempt} of {services.max_attempts() - 1} in {delay:.0f} s",
     )
+    with_db_retry(services.check_target_release, result=result)
     if task.request.is_eager:
-        task.apply(args=(result.pk,), retries=retries + 1)
+        task.apply(args=(result.pk,), retries=task.request.retries + 1)
         return
     raise task.retry(exc=exc, countdown=delay)
 
 
 @shared_task(bind=True, ignore_result=True)
 def check_run_dispatch(self, run_id: int) -> None:
+    handed_out: list[int] = []
     while True:
-        result_ids = services.check_run_advance(run_id=run_id)
+        result_ids = with_db_retry(services.check_run_advance, run_id=run_id)
         for result_id in result_ids:
             check_target.delay(result_id)
-        if not result_ids or not self.request.is_eager:
+        # With a worker, the targets ask for the next round themselves. Eagerly they have all run by now,
+        # so loop to the next round; the same ids twice means nothing moved, and looping would not help.
+        if not result_ids or not self.request.is_eager or result_ids == handed_out:
             return
+        handed_out = result_ids
 
 
 @shared_task(bind=True, ignore_result=True, max_retries=None)
 def check_target(self, result_id: int) -> None:
-    result = services.check_target_claim(result_id=result_id)
+    result = with_db_retry(services.check_target_claim, result_id=result_id)
     if result is None:
-        return  # finished already (redelivered), or its run was cancelled
-    max_retries, _, _ = retry_policy()
+        # Finished already (redelivered), held by another worker, cancelled or given up: this copy has
+        # nothing to run, but it may be the one whose round's end nobody has reported yet.
+        _ask_for_next_round(self, result_id)
+        return
     try:
-        runner = services.runner_for(result.run, attempt=result.attempt)
-        measurement = services.check_target_execute(result=result, runner=runner)
+        inputs = with_db_retry(services.check_target_inputs, result=result)
+        measurement = services.check_target_execute(result=result, inputs=inputs)
     except TransientRunnerError as exc:
-        if self.request.retries < max_retries:
-            _retry_later(self, result, exc, max_retries)
+        if result.attempt < services.max_attempts():
+            _retry_later(self, result, exc)
             return
-        services.check_target_give_up(
-            result=result, message=f"{exc} (gave up after {result.attempt} attempts)"
-        )
+        measurement = services.failed_measurement(f"{exc} (gave up after {result.attempt} attempts)")
     except Exception as exc:  # a bug must not leave the target running forever: record it, then log it
         logger.exception("check target %s failed", result_id)
-        services.check_target_give_up(result=result, message=f"internal error: {type(exc).__name__}: {exc}")
-    else:
-        services.check_target_record(result=result, measurement=measurement)
-    if not self.request.is_eager and services.round_is_finished(result=result):
-        check_run_dispatch.delay(result.run_id)
+        measurement = services.failed_measurement(f"internal error: {type(exc).__name__}: {exc}")
+    # If even this fails, the target stays running until its lease ends and the sweeper hands it out again.
+    with_db_retry(services.check_target_record, result=result, measurement=measurement)
+    _ask_for_next_round(self, result_id)
+
+
+def _ask_for_next_round(task, result_id: int) -> None:
+    if task.request.is_eager:
+        return  # the eager dispatcher walks the rounds itself
+    run_id = with_db_retry(services.next_round_due, result_id=result_id)
+    if run_id is not None:
+        check_run_dispatch.delay(run_id)
+
+
+@shared_task(ignore_result=True)
+def check_runs_sweep() -> None:
+    """Celery beat calls this every few minutes (bringup/celery.py): every run that stopped moving (its
+    dispatch was lost, its worker died) is dispatched again, and runs whose targets all finished are
+    closed. Cheap when nothing is stale."""
+    for run_id in with_db_retry(services.check_runs_to_sweep):
+        check_run_dispatch.delay(run_id)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from delivery.access import Capability, ProjectViewMixin, can
 from inventory.views import FilteredListView, add_service_errors, history_rows
 
 from . import charts, criteria, selectors, services
-from .choices import CheckKind, ResultStatus, Verdict
+from .choices import STARTABLE_CHECK_KINDS, CheckKind, ResultStatus, Verdict
 from .filters import CheckResultFilterSet, CheckRunFilterSet
 from .forms import EXECUTING_RUNNERS, AcceptanceProfileForm, CheckRunStartForm
 from .models import AcceptanceProfile, CheckResult, CheckRun
@@ -152,7 +152,8 @@ class CheckRunDetailView(ValidationViewMixin, FilteredListView):
         run = self.run
         annotate_results(context["results"], run.kind)
         profile = selectors.acceptance_profile_get(user=self.request.user, project=self.project)
-        executable = run.runner in EXECUTING_RUNNERS
+        # Uploads have nothing to execute and soak windows are stopped on their own page.
+        executable = run.runner in EXECUTING_RUNNERS and run.kind in STARTABLE_CHECK_KINDS
         context.update(
             run=run,
             profile=profile,

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from inventory.choices import DeviceRole
+from inventory.choices import DeviceRole, HardwareKind, Network, PortKind
+from inventory.models import HardwareModel, NicTemplate, PortTemplate
 from inventory.services import device_create
 from tests.factories import gpu_server_model
 
@@ -21,8 +22,27 @@ def fixture_text(name: str) -> str:
     return path.read_text()
 
 
-def make_gpu_nodes(project, count: int, *, prefix: str = "gpu"):
-    model = gpu_server_model()
+def two_plane_server_model(nics: int = 2) -> HardwareModel:
+    """A GPU server whose 800G XDR NIC ports each run 2 x 400G, one per plane (DOMAIN.md's dual-plane
+    reference fabric, on InfiniBand)."""
+    model, created = HardwareModel.objects.get_or_create(
+        part_number="TEST-2PLANE",
+        defaults=dict(vendor="Example", model="2-plane 8-GPU", kind=HardwareKind.GPU_SERVER, height_u=10,
+                      max_power_w=14300),
+    )
+    if created:
+        for i in range(nics):
+            nic = NicTemplate.objects.create(hardware_model=model, slot=f"nic{i}", model="ConnectX-8 SuperNIC",
+                                             part_number="900-9X81Q-00CN-ST0")
+            PortTemplate.objects.create(
+                hardware_model=model, nic_template=nic, name=f"ib{i}", kind=PortKind.INFINIBAND, speed_gbps=800,
+                network=Network.COMPUTE, breakout_lanes=2, lane_speed_gbps=400, planes_per_lane=True,
+            )
+    return model
+
+
+def make_gpu_nodes(project, count: int, *, prefix: str = "gpu", model=None):
+    model = model or gpu_server_model()
     return [
         device_create(
             project=project, hardware_model=model, name=f"{prefix}-{i:03d}", role=DeviceRole.GPU_NODE

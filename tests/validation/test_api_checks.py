@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from validation import services
-from validation.choices import CheckKind, ResultStatus, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
 from validation.models import CheckResult, CheckRun
 from validation.runners import plan_faults
 
@@ -274,3 +274,23 @@ def test_more_runs_than_a_page_are_paginated(api_for, technician, project):
 
 def test_a_project_without_runs_lists_nothing(api_for, manager, project):
     assert api_for(manager).get(RUNS).json() == {"count": 0, "next": None, "previous": None, "results": []}
+
+
+def test_cancel_and_rerun_of_an_upload_run_are_a_400_saying_why(api_for, technician, project, nodes):
+    upload = CheckRun.objects.create(
+        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=RunStatus.DONE, total=1, done=1
+    )
+    upload.results.create(target_key="gpu-001:ib0", status=ResultStatus.DONE, verdict=Verdict.FAIL)
+    api = api_for(technician)
+    for action in ("cancel", "rerun-failed"):
+        response = api.post(f"{RUNS}{upload.pk}/{action}/")
+        assert response.status_code == 400, response.content
+        assert "holds uploaded results" in response.json()["non_field_errors"][0]
+    assert CheckRun.objects.count() == 1
+
+
+@pytest.mark.parametrize("kind", ["soak", "port_state"])
+def test_kinds_that_are_not_runs_of_targets_cannot_be_started(post_start, technician, nodes, kind):
+    response = post_start(technician, kind=kind)
+    assert response.status_code == 400 and "kind" in response.json()
+    assert not CheckRun.objects.exists()

@@ -3,27 +3,29 @@ else are found; redelivery never duplicates; cancel stops scheduling; re-run rep
 transient errors retry; the acceptance profile is the managers'; selectors are scoped."""
 
 import shutil
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError
+from django.utils import timezone
 
 from cabling.choices import CableType, Side
 from cabling.models import Cable, CableEnd
 from inventory.choices import Network
 from inventory.models import Port
-from inventory.services import optic_install
-from tests.factories import OpticFactory
-from validation import selectors, services, tasks
+from inventory.services import device_update, optic_install
+from tests.factories import OpticFactory, RackFactory
+from validation import criteria, selectors, services, tasks
 from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
 from validation.models import AcceptanceProfile, CheckResult, CheckRun
 from validation.parsers import perftest
 from validation.runners import plan_faults
 from validation.runners.commands import mlxlink_command
 
-from .conftest import make_gpu_nodes
+from .conftest import make_gpu_nodes, two_plane_server_model
 
 pytestmark = pytest.mark.django_db
 
@@ -272,7 +274,12 @@ def test_dispatcher_hands_out_one_round_at_a_time(project, gpu_nodes, django_cap
     assert len(first) == 2 and set(
         CheckResult.objects.filter(pk__in=first).values_list("round", flat=True)
     ) == {0}
-    assert services.check_run_advance(run_id=run.pk) == []  # round 0 not finished yet
+    # Round 0 is not finished: asked again, the dispatcher hands out what of it is still pending (the
+    # first hand-out may have been lost) and never round 1.
+    assert services.check_run_advance(run_id=run.pk) == first
+    for result_id in first:
+        services.check_target_claim(result_id=result_id)
+    assert services.check_run_advance(run_id=run.pk) == []  # claimed, within their leases
     CheckResult.objects.filter(pk__in=first).update(status=ResultStatus.DONE, verdict=Verdict.PASS)
     second = services.check_run_advance(run_id=run.pk)
     assert set(CheckResult.objects.filter(pk__in=second).values_list("round", flat=True)) == {1}
@@ -294,16 +301,78 @@ def test_redelivered_task_for_a_finished_target_changes_nothing(start, gpu_nodes
     assert run.results.count() == 32 and CheckResult.objects.filter(target_key=result.target_key).count() == 1
 
 
-def test_redelivered_task_of_an_interrupted_target_updates_the_same_row(start, gpu_nodes):
-    run = start(CheckKind.LINK_HEALTH)
+@pytest.fixture
+def handed_out(project, django_capture_on_commit_callbacks):
+    """A run whose first round the dispatcher handed out, with no worker having run anything yet."""
+
+    def make(kind):
+        with django_capture_on_commit_callbacks(execute=False):
+            run = services.check_run_start(project=project, kind=kind, options={"seed": SEED})
+        services.check_run_advance(run_id=run.pk)
+        return run
+
+    return make
+
+
+def lose_the_worker(result):
+    """The worker that claimed the target died: its lease started long enough ago to have run out."""
+    lease = services.target_lease_seconds(result.run, result)
+    started = timezone.now() - timedelta(seconds=lease + 1)
+    CheckResult.objects.filter(pk=result.pk).update(started_at=started)
+
+
+def test_a_target_running_within_its_lease_is_not_run_again(handed_out, gpu_nodes):
+    run = handed_out(CheckKind.LINK_HEALTH)
     result = run.results.first()
-    # The worker died mid-target (acks_late: the broker redelivers): the row is still running.
-    CheckResult.objects.filter(pk=result.pk).update(status=ResultStatus.RUNNING, verdict="", metrics={})
-    tasks.check_target.delay(result.pk)
+    services.check_target_claim(result_id=result.pk)  # a worker is measuring it...
+    tasks.check_target.delay(result.pk)  # ... when the broker delivers it again (visibility timeout)
     result.refresh_from_db()
+    assert (result.status, result.attempt, result.verdict, result.raw_output) == (ResultStatus.RUNNING, 1, "", "")
+
+
+def test_a_target_whose_worker_was_lost_runs_again_on_the_same_row_once_its_lease_ends(handed_out, gpu_nodes):
+    run = handed_out(CheckKind.LINK_HEALTH)
+    first_claim = services.check_target_claim(result_id=run.results.first().pk)
+    lose_the_worker(first_claim)
+    assert first_claim.pk in services.check_run_advance(run_id=run.pk)  # the dispatcher hands it out again
+    tasks.check_target.delay(first_claim.pk)
+    result = CheckResult.objects.get(pk=first_claim.pk)
     assert (result.status, result.verdict, result.attempt) == (ResultStatus.DONE, Verdict.PASS, 2)
     assert result.metrics["state"] == "Active"
+    assert f"{result.target_key}: attempt 1 started" in CheckRun.objects.get(pk=run.pk).log
+    # The lost worker's outcome, should it still arrive, is dropped: attempt 2 holds the row.
+    late = services.Measurement(verdict=criteria.error_verdict("late"))
+    assert services.check_target_record(result=first_claim, measurement=late) is None
+    result.refresh_from_db()
+    assert (result.verdict, result.attempt) == (Verdict.PASS, 2)
     assert run.results.count() == 32
+
+
+def test_a_target_that_loses_its_worker_every_time_is_given_up_naming_the_attempts(
+    handed_out, gpu_nodes, settings
+):
+    settings.VALIDATION_MAX_RETRIES = 2  # three attempts
+    run = handed_out(CheckKind.LINK_HEALTH)
+    result_id = run.results.first().pk
+    for _ in range(3):
+        lose_the_worker(services.check_target_claim(result_id=result_id))
+    tasks.check_target.delay(result_id)
+    result = CheckResult.objects.get(pk=result_id)
+    assert (result.status, result.verdict, result.attempt) == (ResultStatus.ERROR, Verdict.ERROR, 3)
+    assert result.reasons == [
+        {
+            "level": "error",
+            "text": "gave up after 3 attempts: none finished within its 181 s lease "
+            "(the worker was lost or the command hung)",
+        }
+    ]
+
+
+def test_a_dispatch_redelivered_after_it_recorded_its_round_still_hands_the_round_out(handed_out, gpu_nodes):
+    run = handed_out(CheckKind.BANDWIDTH_MATRIX)  # round 0 recorded; its check_target tasks were lost
+    tasks.check_run_dispatch.delay(run.pk)  # the redelivered dispatch (eager: it walks every round)
+    run.refresh_from_db()
+    assert (run.status, run.done, run.total) == (RunStatus.DONE, 6, 6)
 
 
 def test_a_target_key_is_unique_within_its_run(start, gpu_nodes):
@@ -408,7 +477,8 @@ def test_customers_and_outsiders_cannot_start_runs(project, gpu_nodes, customer,
         (CheckKind.LINK_HEALTH, {"use_cuda": True}, "options.use_cuda", "not an option of a link_health run"),
         (CheckKind.LINK_HEALTH, {"seed": "x"}, "options.seed", "whole number"),
         ("bogus", {}, "kind", "not a check kind"),
-        (CheckKind.SOAK, {}, "kind", "not built yet"),
+        (CheckKind.SOAK, {}, "kind", "start and stop it from the soak page"),
+        (CheckKind.PORT_STATE, {}, "kind", "arrive only as uploaded tool outputs"),
     ],
 )
 def test_bad_input_is_a_validation_error_naming_the_field(project, gpu_nodes, kind, options, field, message):
@@ -602,8 +672,137 @@ def test_run_checks_wait_gives_up_after_its_timeout(project, gpu_nodes):
         (["--project", "ACME-72", "--kind", "nccl", "--option", "oops"], "use NAME=VALUE"),
         (["--project", "ACME-72"], "Give --kind"),
         (["--project", "ACME-72", "--kind", "nccl", "--user", "cust"], "does not allow running checks"),
+        (["--project", "ACME-72", "--kind", "soak"], "invalid choice: 'soak'"),
+        (["--project", "ACME-72", "--kind", "port_state"], "invalid choice: 'port_state'"),
+        (["--project", "ACME-72", "--kind", "nccl", "--runner", "upload"], "invalid choice: 'upload'"),
     ],
 )
 def test_run_checks_command_errors_are_clear(project, gpu_nodes, customer, args, message):
     with pytest.raises(CommandError, match=message):
         call_command("run_checks", *args)
+
+
+# -- review fixes (issue 4): plans, keys, refusals, selectors --------------------------------------------
+
+
+def test_a_two_plane_breakout_port_is_planned_at_its_full_width_and_passes(start, project):
+    make_gpu_nodes(project, 2, model=two_plane_server_model())
+    faults = plan_faults(services.sim_cluster_for(project), SEED)
+    run = start(CheckKind.LINK_HEALTH)
+    injected = {f"{node}:ib{device[-1]}" for node, device in (faults.dirty_fiber, faults.hot_optic)}
+    assert run.total == 4 and set(not_passed(run)) == injected  # the faults, and no width or speed
+    assert not [r for r in run.results.all() for reason in r.reasons if "planned" in reason["text"]]
+    result = run.results.get(target_key="gpu-001:ib1")
+    # Two 400G child ports are two planes of one XDR 4x port, not a 2x link of unknown speed.
+    assert result.params["plan"] == {
+        "speed": "IB-XDR", "width": "4x", "lane_ports": ["ib1/0", "ib1/0", "ib1/1", "ib1/1"], "problems": [],
+    }
+    assert (result.metrics["speed"], result.metrics["width"]) == ("IB-XDR", "4x")
+
+
+def test_nccl_on_one_node_is_refused_saying_it_needs_two(project):
+    make_gpu_nodes(project, 1)
+    with pytest.raises(ValidationError) as refused:
+        services.check_run_start(project=project, kind=CheckKind.NCCL)
+    assert refused.value.message_dict["kind"] == [
+        "NCCL tests the network between nodes: it needs at least two GPU nodes with compute-fabric ports, "
+        "and ACME-72 has one (gpu-001)."
+    ]
+    assert not CheckRun.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"timeout_s": 5 * 3600}, "at most 14400 seconds"),
+        ({"launcher": "srun", "launch_host": "h" * 201}, "at most 200 characters"),
+    ],
+)
+def test_options_the_columns_or_the_broker_cannot_hold_are_refused(project, gpu_nodes, options, message):
+    with pytest.raises(ValidationError) as refused:
+        services.check_run_start(project=project, kind=CheckKind.NCCL, options=options)
+    assert message in " ".join(sum(refused.value.message_dict.values(), []))
+
+
+def test_the_longest_pair_key_fits_its_column(start, project):
+    from inventory.models import Device
+
+    column = CheckResult._meta.get_field("target_key").max_length
+    name, port = Device._meta.get_field("name").max_length, Port._meta.get_field("name").max_length
+    assert 2 * (name + 1 + port) + 1 <= column  # "<node>:<port>~<node>:<port>"
+    make_gpu_nodes(project, 2, prefix="n" * (name - 4))
+    run = start(CheckKind.GPU_RDMA)
+    key = run.results.first().target_key
+    assert run.status == RunStatus.DONE and len(key) == 2 * (name + 1 + 3) + 1 and "~" in key
+
+
+def test_a_key_longer_than_its_column_keeps_its_start_and_stays_unique():
+    column = CheckResult._meta.get_field("target_key").max_length
+    one, two = "x" * 300 + ":a", "x" * 300 + ":b"
+    assert len(CheckResult.fit_key(one)) == column and CheckResult.fit_key(one) != CheckResult.fit_key(two)
+    assert CheckResult.fit_key(one).startswith("x" * 200) and CheckResult.fit_key("gpu-001:ib0") == "gpu-001:ib0"
+
+
+def _upload_run(project, port=None, **metrics) -> CheckRun:
+    """A run as the upload service files it: runner "upload", finished, one result."""
+    run = CheckRun.objects.create(
+        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=RunStatus.DONE, total=1, done=1
+    )
+    CheckResult.objects.create(
+        run=run, target_key="upload", port=port, status=ResultStatus.DONE, verdict=Verdict.FAIL,
+        metrics=metrics, finished_at=timezone.now(),
+    )
+    return run
+
+
+def test_upload_and_soak_runs_cannot_be_cancelled_or_re_run(project, gpu_nodes, technician):
+    upload = _upload_run(project)
+    for action in (
+        lambda: services.check_run_cancel(run=upload, user=technician),
+        lambda: services.check_run_rerun_failed(run=upload, requested_by=technician),
+    ):
+        with pytest.raises(ValidationError, match=f"Run #{upload.pk} holds uploaded results"):
+            action()
+    assert CheckRun.objects.count() == 1
+
+
+def test_counter_growth_is_judged_against_the_last_reading_that_has_counters(start, project, gpu_nodes):
+    first = start(CheckKind.LINK_HEALTH)
+    healthy = first.results.filter(verdict=Verdict.PASS).first()
+    healthy.metrics["counters"]["link_error_recovery"] = -1
+    healthy.save()
+    # A newer reading of the port without counters (mlxlink without -c): it says nothing about growth.
+    empty = {key: None for key in healthy.metrics["counters"]}
+    _upload_run(project, port=healthy.port, counters=empty)
+    second = start(CheckKind.LINK_HEALTH)
+    again = second.results.get(port=healthy.port)
+    assert again.reasons == [{"level": "fail", "text": "link error recovery counter grew from -1 to 0"}]
+
+
+def test_result_list_filters_by_the_rack_name_of_either_node(start, project, gpu_nodes, customer):
+    rack = RackFactory(project=project, name="R01")
+    device_update(device=gpu_nodes[0], rack=rack, position_u=10)
+    link = start(CheckKind.LINK_HEALTH)
+    in_rack = selectors.check_result_list(user=customer, run=link, rack="R01")
+    assert {r.device for r in in_rack} == {gpu_nodes[0]} and len(in_rack) == 8
+    matrix = start(CheckKind.BANDWIDTH_MATRIX)
+    pairs = list(selectors.check_result_list(user=customer, run=matrix, rack="R01"))
+    assert len(pairs) == 3 and all(gpu_nodes[0] in (r.device, r.peer_device) for r in pairs)
+    assert not selectors.check_result_list(user=customer, run=link, rack="R99").exists()
+
+
+def test_latest_runs_leave_uploads_and_soak_out_in_one_query(
+    start, project, gpu_nodes, customer, django_assert_num_queries
+):
+    full = start(CheckKind.LINK_HEALTH)
+    with django_assert_num_queries(1):
+        assert selectors.latest_runs_by_kind(user=customer, project=project)[CheckKind.LINK_HEALTH] == full
+    _upload_run(project)  # a one-node upload, newer than the full run
+    CheckRun.objects.create(project=project, kind=CheckKind.SOAK, status=RunStatus.RUNNING)
+    start(CheckKind.NODE_INVENTORY)
+    newest_inventory = start(CheckKind.NODE_INVENTORY)
+    with django_assert_num_queries(1):
+        latest = selectors.latest_runs_by_kind(user=customer, project=project)
+    assert latest == {CheckKind.LINK_HEALTH: full, CheckKind.NODE_INVENTORY: newest_inventory}
+    punch = selectors.failed_results(user=customer, project=project)
+    assert {r.target_key for r in punch} == set(not_passed(full))  # the upload hides nothing

@@ -101,6 +101,8 @@ def test_hdr_2x_loop_from_fixture_matches_its_own_width_but_lacks_ber_counters()
         assert texts(verdict) == [
             "effective BER not reported (run mlxlink with -c)",
             "symbol BER not reported (run mlxlink with -c)",
+            # ... nor -m: no Module Info says nothing about the cable, so it is not taken for a DAC
+            "no DOM reported (run mlxlink with -m; a passive cable says so itself)",
         ]
 
 
@@ -119,6 +121,19 @@ def test_passive_dac_reporting_no_dom_is_not_a_failure():
     verdict = evaluate_link(result, plan=plan, profile=PROFILE)
     assert Outcome.FAIL not in {r.level for r in verdict.reasons}
     assert criteria.Reason(Outcome.PASS, "passive copper cable: no DOM to check") in verdict.reasons
+
+
+def test_a_module_that_reports_nothing_is_not_taken_for_passive_copper():
+    # mlxlink without -m (or a module that did not answer): the parser's empty module, every value null.
+    empty = mlxlink.MlxlinkModule()
+    assert not criteria.is_passive_copper(criteria.as_dict(empty))
+    verdict = evaluate_link(healthy_link(module=criteria.as_dict(empty)), plan=XDR, profile=PROFILE)
+    assert verdict.outcome == Outcome.WARN
+    assert texts(verdict) == ["no DOM reported (run mlxlink with -m; a passive cable says so itself)"]
+    assert texts(evaluate_link(healthy_link(module=None), plan=XDR, profile=PROFILE)) == texts(verdict)
+    # Zeros alone do not make a DAC either: the module must give [0..0] ranges too.
+    zeros = {"temperature_c": 0, "rx_power_dbm": [0, 0], "tx_power_dbm": [0, 0], "ranges": {}}
+    assert not criteria.is_passive_copper(zeros)
 
 
 def test_zero_dom_with_zero_ranges_is_recognised_as_passive_even_without_a_cable_type():
@@ -259,6 +274,34 @@ def test_link_plan_from_port_speed_and_lanes():
     assert criteria.link_plan(speed_gbps=400, lanes=None, infiniband=False) == LinkPlan("400G", None)
 
 
+def test_breakout_port_plan_comes_from_the_port_and_its_child_ports_not_their_number():
+    two_planes = criteria.port_link_plan(speed_gbps=800, breakout=[("ib0/0", 400), ("ib0/1", 400)])
+    assert (two_planes.speed, two_planes.width) == ("IB-XDR", "4x")  # was width 2x, speed None
+    assert two_planes.lane_ports == ("ib0/0", "ib0/0", "ib0/1", "ib0/1") and two_planes.problems == ()
+    four_planes = criteria.port_link_plan(speed_gbps=800, breakout=[(f"ib0/{k}", 200) for k in range(4)])
+    assert (four_planes.speed, four_planes.width) == ("IB-XDR", "4x")
+    assert four_planes.lane_ports == ("ib0/0", "ib0/1", "ib0/2", "ib0/3")
+    assert criteria.port_link_plan(speed_gbps=400) == LinkPlan("IB-NDR", "4x")
+    assert criteria.LinkPlan.from_dict(two_planes.as_dict()) == two_planes
+
+
+def test_each_child_port_is_checked_against_the_port():
+    odd = criteria.port_link_plan(speed_gbps=800, breakout=[("ib0/0", 400), ("ib0/1", 300)])
+    assert odd.lane_ports == ()
+    assert odd.problems == (
+        "port ib0/1 at 300 Gb/s is not a whole number of the port's 200 Gb/s lanes",
+        "the breakout ports (400 + 300 Gb/s) do not add up to the port's 800 Gb/s",
+    )
+    verdict = evaluate_link(healthy_link(), plan=odd, profile=PROFILE)
+    assert verdict.outcome == Outcome.WARN and texts(verdict)[0].startswith("inventory: port ib0/1 at 300 Gb/s")
+
+
+def test_a_bad_lane_names_the_breakout_port_it_carries():
+    plan = criteria.port_link_plan(speed_gbps=800, breakout=[("ib0/0", 400), ("ib0/1", 400)])
+    verdict = evaluate_link(healthy_link(module__rx_power_dbm=[1.0, 0.8, -12.0, 0.9]), plan=plan, profile=PROFILE)
+    assert texts(verdict) == ["Rx power lane 2 (ib0/1) -12 dBm < module low limit -10.4 dBm"]
+
+
 # -- bandwidth -----------------------------------------------------------------------------------------
 
 
@@ -376,6 +419,59 @@ def test_nccl_clean_run_above_the_figure_passes():
     assert texts(evaluate_nccl({"rows": rows, "out_of_bounds": 0}, profile=PROFILE)) == [
         "bus bandwidth 779.99 GB/s at 16 GiB < fail level 780 GB/s"
     ]
+
+
+OLD_LAYOUT_WITH_ERRORS = """\
+# nThread 1 nGpus 8 minBytes 1048576 maxBytes 2097152 step: 2(factor) warmup iters: 5 iters: 20 validation: 1
+#
+#                                                     out-of-place                       in-place
+#       size         count    type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+#        (B)    (elements)                     (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+     1048576        262144   float     sum    72.95   14.37   12.58  1e-07    73.07   14.35   12.56  2e-07
+     2097152        524288   {type}     sum    77.28   27.14   23.75  {error}    75.84   27.65   24.20  2e-07
+# Out of bounds values : {oob}
+# Avg bus bandwidth    : 18.27
+"""
+
+
+def _old_nccl(*, error="2e-07", oob="0 OK", type="float"):
+    text = OLD_LAYOUT_WITH_ERRORS.format(error=error, oob=oob, type=type)
+    if oob is None:
+        text = "\n".join(line for line in text.splitlines() if "Out of bounds" not in line) + "\n"
+    [result] = nccl.parse(text)
+    return result
+
+
+def test_old_nccl_error_column_is_a_deviation_not_a_count_of_wrong_values():
+    # A healthy old build prints its largest deviation, 1e-07 or 2e-07: no wrong values at all.
+    profile = dataclasses.replace(PROFILE, nccl_busbw_fail_gbs=10, nccl_busbw_warn_gbs=20)
+    healthy = _old_nccl()
+    assert healthy.wrong_column == "error" and healthy.rows[0].out_of_place.wrong == 1e-07
+    verdict = evaluate_nccl(healthy, profile=profile)
+    assert verdict.outcome == Outcome.PASS, texts(verdict)
+    # The same, as parse_output --json stores it (a dict), judges alike.
+    assert evaluate_nccl(healthy.to_dict(), profile=profile).outcome == Outcome.PASS
+
+
+def test_old_nccl_run_is_judged_by_its_out_of_bounds_trailer_and_the_type_tolerance():
+    profile = dataclasses.replace(PROFILE, nccl_busbw_fail_gbs=10, nccl_busbw_warn_gbs=20)
+    failed = evaluate_nccl(_old_nccl(error="0.25", oob="1 FAILED"), profile=profile)
+    assert texts(failed) == [
+        "largest error 0.25 at 2 MiB (out-of-place, float) > tolerance 1e-5",
+        "out-of-bounds values 1, expected 0 OK",
+    ]
+    # A log cut before the trailer is still judged, by nccl-tests' own tolerance for the data type.
+    cut = evaluate_nccl(_old_nccl(error="0.25", oob=None), profile=profile)
+    assert cut.outcome == Outcome.FAIL and texts(cut)[0].startswith("largest error 0.25 at 2 MiB")
+    # Half precision tolerates more; integers nothing.
+    assert evaluate_nccl(_old_nccl(error="0.01", type="half"), profile=profile).outcome == Outcome.PASS
+    assert evaluate_nccl(_old_nccl(error="1", type="int32"), profile=profile).outcome == Outcome.FAIL
+
+
+def test_a_wrong_count_stored_without_its_column_kind_is_still_a_count():
+    rows = [{"size_bytes": 1 << 20, "out_of_place": {"busbw_gbps": 900, "wrong": 3}, "in_place": None}]
+    verdict = evaluate_nccl({"rows": rows, "out_of_bounds": 0}, profile=PROFILE)
+    assert texts(verdict) == ["wrong values at 1 MiB (out-of-place 3); expected 0"]
 
 
 def test_nccl_curve_points():

@@ -21,7 +21,7 @@ from inventory.services import device_update
 from tests.factories import RackFactory
 from validation import criteria, services
 from validation.charts import FAIL_COLOUR
-from validation.choices import CheckKind, ResultStatus, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
 from validation.models import AcceptanceProfile, CheckResult, CheckRun
 from validation.runners import plan_faults
 
@@ -522,3 +522,29 @@ def _rgb(hex_colour: str) -> str:
 
     c = colors.HexColor(hex_colour)
     return "rgb({:d}%,{:d}%,{:d}%)".format(*(int(v * 100) for v in (c.red, c.green, c.blue)))
+
+
+def test_an_upload_run_offers_no_cancel_or_rerun_and_refuses_them_with_a_message(
+    client_for, technician, project, nodes
+):
+    upload = CheckRun.objects.create(
+        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=RunStatus.DONE, total=1, done=1
+    )
+    upload.results.create(target_key=f"{nodes[0].name}:ib0", status=ResultStatus.DONE, verdict=Verdict.FAIL)
+    client = client_for(technician)
+    page = html(client.get(url("run-detail", project, upload.pk)))
+    assert "Cancel run" not in page and "Re-run the" not in page
+    for action in ("run-cancel", "run-rerun-failed"):
+        refused = html(client.post(url(action, project, upload.pk), follow=True))
+        assert f"Run #{upload.pk} holds uploaded results" in refused
+    assert CheckRun.objects.count() == 1
+
+
+def test_a_matrix_run_filtered_by_rack_name_lists_the_pairs_of_its_nodes(client_for, technician, project, start):
+    nodes = make_gpu_nodes(project, 3)
+    device_update(device=nodes[2], rack=RackFactory(project=project, name="R01"), position_u=10)
+    run = start(CheckKind.BANDWIDTH_MATRIX)
+    in_rack = result_rows(html(client_for(technician).get(url("run-detail", project, run.pk), {"rack": "R01"})))
+    assert sorted(in_rack) == sorted(
+        r.target_key for r in run.results.all() if nodes[2].name in r.target_key.split("~")
+    ) and len(in_rack) == 2

@@ -50,3 +50,11 @@ def test_unknown_text_is_a_parse_error_naming_line_one():
 def test_an_explicit_tool_overrides_detection():
     with pytest.raises(ParseError, match="no mlxlink section found"):
         parse((FIXTURES / "nccl_allreduce_02.txt").read_text(), "mlxlink")
+
+
+def test_mpirun_tag_output_is_detected_as_the_tool_it_wraps():
+    text = (FIXTURES / "nccl_allreduce_03_wrong_failed.txt").read_text()
+    tagged = "".join(f"[1,0]<stdout>:{line}\n" for line in text.splitlines())
+    assert detect_tool(tagged) == "nccl"
+    [result] = parse(tagged)
+    assert result.out_of_bounds == 4 and result.line_no == parse(text)[0].line_no

@@ -188,3 +188,16 @@ def test_unknown_header_column_and_non_nccl_text():
         nccl.parse("#  size count type time algbw busbw latency\n")
     with pytest.raises(ParseError, match="no nccl-tests output found"):
         nccl.parse("hello\n")
+
+
+def tagged(text: str, rank: int = 0) -> str:
+    """The log as `mpirun --tag-output` prints it: every line prefixed with job, rank and stream."""
+    return "".join(f"[1,{rank}]<stdout>:{line}\n" for line in text.splitlines())
+
+
+def test_mpirun_tag_output_prefixes_are_stripped():
+    plain = nccl.parse(read("nccl_allreduce_02.txt"))[0]
+    [result] = nccl.parse(tagged(read("nccl_allreduce_02.txt")))
+    assert result.test == "all_reduce_perf" and len(result.rows) == 31
+    assert result.rows == plain.rows and result.avg_busbw_gbps == 70.742 and result.out_of_bounds == 0
+    assert result.hosts == plain.hosts and result.failed is False

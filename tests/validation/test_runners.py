@@ -175,6 +175,53 @@ def test_local_runner_pair_runs_server_and_client():
     assert (server.stdout, client.stdout) == ("server\n", "client\n")
 
 
+class ClientHostRefuses(LocalRunner):
+    """The client's node refuses the connection; the server's command runs here for real."""
+
+    def run(self, host, command, timeout):
+        if host == "client-node":
+            raise TransientRunnerError("client-node:22: Connection refused")
+        return super().run(host, command, timeout)
+
+
+def test_a_pair_whose_client_cannot_run_stops_its_server_instead_of_waiting_out_the_timeout(tmp_path):
+    runner = ClientHostRefuses()
+    runner.server_start_s = 0.3  # long enough for the server's shell to note its pid
+    pid_file = tmp_path / "server.pid"
+    started = time.monotonic()
+    with pytest.raises(TransientRunnerError, match="Connection refused"):
+        runner.run_pair(
+            server_host="server-node",
+            server_command=f"echo $$ > {shlex.quote(str(pid_file))}; exec sleep 30",
+            client_host="client-node",
+            client_command="ib_write_bw server-node",
+            timeout=30,
+        )
+    assert time.monotonic() - started < 5  # not the server's 30 s
+    deadline = time.monotonic() + 5
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    pid = int(pid_file.read_text())
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid), "the listening server was left running"
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A killed child not yet reaped by its waiting thread still answers signal 0: look at its state.
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 # -- SimulatedRunner: faults in one place, deterministic ---------------------------------------------------
 
 

@@ -199,15 +199,16 @@ def test_one_open_window_per_project_and_stopping_judges_the_readings_so_far(sta
     assert start(growing_ports=[]).pk != window.pk  # a new window may start now
 
 
-def test_a_run_cancelled_from_the_check_run_pages_still_gets_its_ports_judged(start, tick, nodes):
-    from validation.services import check_run_cancel
+def test_a_soak_run_is_stopped_from_its_window_not_cancelled_as_a_check_run(start, tick, nodes):
+    from validation.services import check_run_cancel, check_run_rerun_failed
 
     window = start(growing_ports=[GROWING], grow_from_sample=1)
     tick(T0 + 15 * MIN)
-    check_run_cancel(run=window.run)  # leaves running targets alone
-    tick(T0 + 16 * MIN)
-    assert set(window.run.results.values_list("status", flat=True)) == {ResultStatus.DONE}
-    assert window.run.results.get(verdict=Verdict.FAIL).target_key == "gpu-002:ib3"
+    for refused in (check_run_cancel, lambda run: check_run_rerun_failed(run=run)):
+        with pytest.raises(ValidationError, match="start and stop it from the soak page"):
+            refused(run=window.run) if refused is check_run_cancel else refused(window.run)
+    window.refresh_from_db()
+    assert window.run.status == RunStatus.RUNNING and not window.run.reruns.exists()
 
 
 def test_customers_cannot_start_or_stop_a_soak(project, customer, technician, nodes, committed):

@@ -2,6 +2,8 @@
 ports, judged and filed as check results; bad files keep the raw file, fail with the line and file nothing;
 unknown hosts are refused; outsiders get 404, customers 403; the list's query count does not grow."""
 
+import random
+
 import pytest
 from django.urls import reverse
 from rest_framework.authtoken.models import Token
@@ -10,10 +12,11 @@ from rest_framework.test import APIClient
 from validation import services, tasks
 from validation.choices import CheckKind, ResultStatus, RunnerKind, UploadSource, UploadStatus, Verdict
 from validation.models import CheckResult, CheckRun, ToolUpload
-from validation.runners import SimulatedRunner, plan_faults
+from validation.runners import SimRail, SimulatedRunner, plan_faults
+from validation.runners.simulated import mlxlink_text
 from validation.uploads.judge import rail_index, split_text
 
-from .conftest import fixture_text, make_gpu_nodes
+from .conftest import fixture_text, make_gpu_nodes, two_plane_server_model
 
 pytestmark = pytest.mark.django_db
 
@@ -456,3 +459,20 @@ def test_split_text_gives_each_result_its_banner():
     first, second = split_text(text, [4, 9])
     assert first.startswith("$ for d") and "-E- oops" in first and "===== b" not in first
     assert second.startswith("===== b =====") and "State : y" in second
+
+
+def test_an_xdr_4x_reading_of_a_two_plane_port_passes(page_upload, technician, project):
+    # 800G NIC ports split 2 x 400G, one per plane: mlxlink reports the physical port, XDR at 4x.
+    [node] = make_gpu_nodes(project, 1, prefix="plane", model=two_plane_server_model())
+    text = mlxlink_text(SimRail(0, "mlx5_0", "ib0", 800, 4), random.Random(1))
+    page_upload(technician, name="mlxlink-mlx5_0.txt", host=node.name, text=f"$ mlxlink -d mlx5_0\n{text}")
+    [result] = results_of(ToolUpload.objects.get()).values()
+    assert (result.port.name, result.metrics["width"]) == ("ib0", "4x")
+    assert (result.verdict, result.reasons) == (Verdict.PASS, []), result.reasons
+
+
+def test_an_mlxlink_output_without_module_info_warns_that_no_dom_was_reported(page_upload, technician, nodes):
+    page_upload(technician, name=MLXLINK_LOOP, host=nodes[0].name)
+    for result in results_of(ToolUpload.objects.get()).values():
+        assert "no DOM reported (run mlxlink with -m; a passive cable says so itself)" in reasons(result)
+        assert "passive copper cable: no DOM to check" not in reasons(result)

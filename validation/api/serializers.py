@@ -7,7 +7,15 @@ from rest_framework import serializers
 
 from inventory.api.serializers import _named_enum_field
 
-from ..choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from ..choices import (
+    EXECUTING_RUNNERS,
+    STARTABLE_CHECK_KINDS,
+    CheckKind,
+    ResultStatus,
+    RunnerKind,
+    RunStatus,
+    Verdict,
+)
 from ..models import CheckResult, CheckRun
 
 CheckKindField = _named_enum_field(CheckKind)
@@ -50,8 +58,8 @@ class CheckRunDetailSerializer(CheckRunSerializer):
 
 class CheckRunStartSerializer(serializers.Serializer):
     project = serializers.CharField(help_text="Code of the project whose GPU nodes are checked.")
-    kind = CheckKindField(choices=CheckKind.choices)
-    runner = RunnerKindField(choices=RunnerKind.choices, default=RunnerKind.SIMULATED)
+    kind = CheckKindField(choices=[(k.value, k.label) for k in STARTABLE_CHECK_KINDS])
+    runner = RunnerKindField(choices=[(r.value, r.label) for r in EXECUTING_RUNNERS], default=RunnerKind.SIMULATED)
     options = serializers.JSONField(
         default=dict,
         help_text='Kind-specific settings, e.g. {"seed": 1} for the simulated runner, {"launcher": "srun"} '

@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+# `mpirun --tag-output` prefixes every line with the job, the rank and the stream: "[1,0]<stdout>:".
+_MPI_OUTPUT_TAG = re.compile(r"^[ \t]*\[[0-9]+,[0-9]+\]<(?:stdout|stderr|stddiag)>:", re.MULTILINE)
 _INT = re.compile(r"[+-]?[0-9]{1,30}")
 _HEX = re.compile(r"0[xX][0-9a-fA-F]{1,32}")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]{1,30}(?:\.[0-9]{0,30})?|\.[0-9]{1,30})(?:[eE][+-]?[0-9]{1,4})?")
@@ -47,8 +49,10 @@ class Line:
 
 
 def split_lines(text: str) -> list[Line]:
-    """Lines numbered from 1, with terminal colour codes removed (mlxlink colours its values)."""
+    """Lines numbered from 1, with terminal colour codes (mlxlink colours its values) and mpirun's
+    --tag-output prefixes removed, so a tool's lines read the same however they were captured."""
     text = _ANSI_ESCAPE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = _MPI_OUTPUT_TAG.sub("", text)
     return [Line(no, raw) for no, raw in enumerate(text.split("\n"), start=1)]
 
 

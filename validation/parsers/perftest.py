@@ -3,9 +3,10 @@
 Each run prints a title ("RDMA_Write BW Test"), a `Key : value` block (device, QPs, MTU, link
 type), the QP addresses, then a table. A file may hold several runs (a server's and a client's
 output pasted together), so every title starts a result. Bandwidth is normalised to Gb/s whatever
-unit the table used: `Gb/sec` (--report_gbits), `MB/sec` (10^6 bytes, old builds) or `MiB/sec`
-(2^20 bytes, current builds). A duration run (-D) cannot measure the peak and prints 0.00; that
-becomes null, as does a peak column the table lacks.
+unit the table used: `Gb/sec` (--report_gbits), `MB/sec` (older builds) or `MiB/sec` (current
+builds). Both byte columns are the same unit: perftest divides by `format_factor`, which is 0x100000
+(2^20 bytes) unless --report_gbits is given, whatever the header calls it. A duration run (-D) cannot
+measure the peak and prints 0.00; that becomes null, as does a peak column the table lacks.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ _PROBLEM = re.compile(r"\b(couldn't|could not|unable|failed|failure|error)\b", r
 _LEADING_INT = re.compile(r"^\s*[0-9]+\s")
 _BANNER = re.compile(r"^\*.*\*$")  # the server's "* Waiting for client to connect... *" box
 
-# Gb/s per one unit of what the table printed.
-_BANDWIDTH_UNITS = {"Gb/sec": 1.0, "MB/sec": 8 / 1000, "MiB/sec": 8 * 1.048576 / 1000}
+# Gb/s per one unit of what the table printed. "MB/sec" is perftest's old label for the same 2^20-byte
+# unit it now calls "MiB/sec" (format_factor 0x100000 in both), so both convert alike.
+_MIB_PER_SEC_IN_GBPS = 8 * 0x100000 / 1e9
+_BANDWIDTH_UNITS = {"Gb/sec": 1.0, "MB/sec": _MIB_PER_SEC_IN_GBPS, "MiB/sec": _MIB_PER_SEC_IN_GBPS}
 
 # (pattern, key). Matched left to right over the column header line.
 _COLUMN_SPECS = [

@@ -8,6 +8,7 @@ here: it is a RunOutput with a non-zero exit code, judged by the caller.
 
 from __future__ import annotations
 
+import threading
 import time
 from abc import ABC, abstractmethod
 from concurrent.futures import ThreadPoolExecutor
@@ -41,13 +42,27 @@ class Runner(ABC):
     def run(self, host: str, command: str, timeout: float) -> RunOutput:
         """Run `command` on `host`, waiting at most `timeout` seconds."""
 
+    def run_stoppable(self, host: str, command: str, timeout: float, stop: threading.Event) -> RunOutput:
+        """Like run(), but ends the command as soon as `stop` is set (raising RunnerError). A runner that
+        cannot interrupt a command keeps this default, which lets it run to its end or its timeout."""
+        return self.run(host, command, timeout)
+
     def run_pair(
         self, *, server_host: str, server_command: str, client_host: str, client_command: str, timeout: float
     ) -> tuple[RunOutput, RunOutput]:
         """A two-sided tool (ib_write_bw): start the server, let it listen, run the client against it.
-        Returns (server output, client output). The server exits by itself once the client is done."""
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-server") as pool:
-            server = pool.submit(self.run, server_host, server_command, timeout)
+        Returns (server output, client output). The server exits by itself once the client is done; if the
+        client could not run at all, nothing will connect to the server, so it is stopped rather than
+        waited for until its timeout."""
+        stop = threading.Event()
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="runner-server")
+        try:
+            server = pool.submit(self.run_stoppable, server_host, server_command, timeout, stop)
             time.sleep(self.server_start_s)
             client_output = self.run(client_host, client_command, timeout)
-            return server.result(), client_output
+        except BaseException:
+            stop.set()
+            pool.shutdown(wait=False, cancel_futures=True)  # a runner that cannot stop must not hold us
+            raise
+        pool.shutdown(wait=True)
+        return server.result(), client_output

@@ -6,8 +6,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
+import time
 
 from .base import Runner, RunnerError, RunOutput, TransientRunnerError
+
+# How often a stoppable command looks whether it was told to stop.
+STOP_POLL_S = 0.1
 
 
 class LocalRunner(Runner):
@@ -15,6 +20,29 @@ class LocalRunner(Runner):
         self.shell = shell
 
     def run(self, host: str, command: str, timeout: float) -> RunOutput:
+        return self.run_stoppable(host, command, timeout, threading.Event())
+
+    def run_stoppable(self, host: str, command: str, timeout: float, stop: threading.Event) -> RunOutput:
+        process = self._start(host, command)
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                stdout, stderr = process.communicate(timeout=max(min(STOP_POLL_S, deadline - time.monotonic()), 0))
+                break
+            except subprocess.TimeoutExpired as exc:
+                if stop.is_set():
+                    _kill_group(process)
+                    raise RunnerError(f"{host}: {command!r} stopped: its other side could not run") from exc
+                if time.monotonic() >= deadline:
+                    _kill_group(process)
+                    raise TransientRunnerError(f"{host}: {command!r} timed out after {timeout:g} s") from exc
+        return RunOutput(
+            stdout=stdout.decode("utf-8", errors="replace"),
+            stderr=stderr.decode("utf-8", errors="replace"),
+            exit_code=process.returncode,
+        )
+
+    def _start(self, host: str, command: str) -> subprocess.Popen:
         try:
             process = subprocess.Popen(
                 [self.shell, "-c", command],
@@ -25,16 +53,7 @@ class LocalRunner(Runner):
             )
         except OSError as exc:
             raise RunnerError(f"{host}: cannot start {self.shell}: {exc}") from exc
-        try:
-            stdout, stderr = process.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired as exc:
-            _kill_group(process)
-            raise TransientRunnerError(f"{host}: {command!r} timed out after {timeout:g} s") from exc
-        return RunOutput(
-            stdout=stdout.decode("utf-8", errors="replace"),
-            stderr=stderr.decode("utf-8", errors="replace"),
-            exit_code=process.returncode,
-        )
+        return process
 
 
 def _kill_group(process: subprocess.Popen) -> None:

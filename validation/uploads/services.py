@@ -23,14 +23,14 @@ from django.utils import timezone
 
 from delivery.access import Capability, can
 from delivery.models import Project
-from inventory.models import Device, Port
+from inventory.models import Device
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, RunnerKind, RunStatus, UploadSource, UploadStatus, Verdict
 from ..models import CheckResult, CheckRun, ToolUpload
 from ..parsers import detect_tool, parse
 from ..parsers.base import ParseError
-from ..services import Node, Rail, _gpu_nodes, acceptance_profile_for
+from ..services import Node, Rail, acceptance_profile_for, gpu_nodes, log_line, previous_link_counters
 from .judge import evaluate_port_state, rail_index, split_text
 
 logger = logging.getLogger(__name__)
@@ -238,7 +238,7 @@ def _file_results(upload: ToolUpload) -> None:
 
 def _node_of(upload: ToolUpload) -> Node:
     """The upload's device with its compute rails, numbered as the check runs number them."""
-    for node in _gpu_nodes(upload.project):
+    for node in gpu_nodes(upload.project):
         if node.device.pk == upload.device_id:
             return node
     return Node(device=upload.device, rails=())
@@ -272,20 +272,6 @@ def _with_notes(verdict: criteria.Verdict, notes: list[criteria.Reason]) -> crit
     return criteria.Verdict.of([*verdict.reasons, *notes]) if notes else verdict
 
 
-def _previous_counters(project: Project, port: Port) -> dict | None:
-    """The port's counters at its last link-health reading, to tell whether they grew since."""
-    metrics = (
-        CheckResult.objects.filter(
-            port=port, run__project=project, run__kind=CheckKind.LINK_HEALTH, status=ResultStatus.DONE
-        )
-        .order_by("-finished_at", "-id")
-        .values_list("metrics", flat=True)
-        .first()
-    )
-    counters = (metrics or {}).get("counters") or {}
-    return counters if any(v is not None for v in counters.values()) else None
-
-
 def _mlxlink_results(upload, parsed, text, node, profile):
     pieces = split_text(text, [r.line_no for r in parsed])
     filed = []
@@ -293,8 +279,8 @@ def _mlxlink_results(upload, parsed, text, node, profile):
         rail = _rail_for(node, result.device)
         notes = [] if rail else [_unmatched(node, result.device)]
         if rail:
-            plan = criteria.link_plan(speed_gbps=rail.port.speed_gbps, lanes=rail.lanes, infiniband=True)
-            baseline = _previous_counters(upload.project, rail.port)
+            plan = rail.plan
+            baseline = previous_link_counters(project_id=upload.project_id, port_id=rail.port.pk)
         else:
             plan, baseline = criteria.LinkPlan(speed=None, width=None), None
         verdict = criteria.evaluate_link(result, plan=plan, profile=profile, baseline=baseline)
@@ -417,9 +403,9 @@ def _save(upload: ToolUpload, tool: str, kind: str, filed: list[Filed]) -> None:
     CheckResult.objects.bulk_create(rows, batch_size=500)
     counts = {v: sum(1 for row in rows if row.verdict == v) for v in Verdict.values}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
-    run.log = (
-        f"{now:%Y-%m-%d %H:%M:%S} {len(rows)} {tool} result(s) from upload #{upload.pk} "
-        f"({upload.original_name}) of {upload.host}: {summary}\n"
+    run.log = log_line(
+        f"{len(rows)} {tool} result(s) from upload #{upload.pk} ({upload.original_name}) of {upload.host}: {summary}",
+        now,
     )
     run.save(update_fields=["log"])
     upload.tool = tool
@@ -436,7 +422,7 @@ def _result_row(run: CheckRun, upload: ToolUpload, item: Filed, now) -> CheckRes
     verdict = item.verdict
     return CheckResult(
         run=run,
-        target_key=item.key[:200],
+        target_key=CheckResult.fit_key(item.key),
         status=ResultStatus.ERROR if verdict.outcome == criteria.Outcome.ERROR else ResultStatus.DONE,
         device=upload.device,
         port=rail.port if rail else None,

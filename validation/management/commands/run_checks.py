@@ -17,7 +17,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from delivery.models import Project
 from validation import services
-from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
+from validation.choices import EXECUTING_RUNNERS, STARTABLE_CHECK_KINDS, ResultStatus, RunnerKind, Verdict
 from validation.models import CheckRun
 
 
@@ -36,8 +36,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="Project code, e.g. DEMO-72.")
-        parser.add_argument("--kind", choices=CheckKind.values, help="What to check.")
-        parser.add_argument("--runner", choices=RunnerKind.values, default=RunnerKind.SIMULATED)
+        parser.add_argument(
+            "--kind", choices=[k.value for k in STARTABLE_CHECK_KINDS], help="What to check."
+        )
+        parser.add_argument(
+            "--runner", choices=[r.value for r in EXECUTING_RUNNERS], default=RunnerKind.SIMULATED
+        )
         parser.add_argument("--seed", type=int, help="Simulated runner: where the faults go.")
         parser.add_argument(
             "--option",
