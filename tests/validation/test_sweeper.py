@@ -143,3 +143,11 @@ def test_a_busy_database_delays_a_target_but_never_strands_it(project, gpu_nodes
     assert CheckRun.objects.get(pk=run.pk).done == 4
     if connection.vendor == "sqlite":  # PostgreSQL waits for the row lock instead of refusing
         assert "database busy in" in caplog.text
+
+
+def test_beat_schedule_sends_the_sweeper():
+    from bringup.celery import app
+
+    entry = app.conf.beat_schedule["check-runs-sweep"]
+    assert entry["task"] == tasks.check_runs_sweep.name
+    assert entry["schedule"] > 0
