@@ -71,12 +71,15 @@ class HardwareModelFactory(factory.django.DjangoModelFactory):
     max_power_w = 500
 
 
-def gpu_server_model(*, nics: int = 8, part_number: str = "TEST-B300-8GPU") -> HardwareModel:
-    """A B300-like GPU server: `nics` ConnectX-8 NICs with one 800G XDR port of 4 x 200G plane lanes,
-    plus a BMC port."""
+def gpu_server_model(
+    *, nics: int = 8, part_number: str = "TEST-B300-8GPU", lanes: int = 4, bmc: bool = True,
+    model_name: str = "B300 8-GPU",
+) -> HardwareModel:
+    """A B300-like GPU server: `nics` ConnectX-8 NICs, each with one 800G XDR port split into `lanes` plane
+    lanes (4 x 200G, or 2 x 400G for the dual-plane reference fabric), plus a BMC port."""
     model, created = HardwareModel.objects.get_or_create(
         part_number=part_number,
-        defaults=dict(vendor="Example", model="B300 8-GPU", kind=HardwareKind.GPU_SERVER, height_u=10,
+        defaults=dict(vendor="Example", model=model_name, kind=HardwareKind.GPU_SERVER, height_u=10,
                       max_power_w=14300),
     )
     if created:
@@ -85,10 +88,11 @@ def gpu_server_model(*, nics: int = 8, part_number: str = "TEST-B300-8GPU") -> H
                                              part_number="900-9X81Q-00CN-ST0")
             PortTemplate.objects.create(
                 hardware_model=model, nic_template=nic, name=f"ib{i}", kind=PortKind.INFINIBAND, speed_gbps=800,
-                network=Network.COMPUTE, breakout_lanes=4, lane_speed_gbps=200, planes_per_lane=True,
+                network=Network.COMPUTE, breakout_lanes=lanes, lane_speed_gbps=800 // lanes, planes_per_lane=True,
             )
-        PortTemplate.objects.create(hardware_model=model, name="bmc", kind=PortKind.BMC, speed_gbps=1,
-                                    network=Network.OOB)
+        if bmc:
+            PortTemplate.objects.create(hardware_model=model, name="bmc", kind=PortKind.BMC, speed_gbps=1,
+                                        network=Network.OOB)
     return model
 
 

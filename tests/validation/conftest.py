@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from inventory.choices import DeviceRole, HardwareKind, Network, PortKind
-from inventory.models import HardwareModel, NicTemplate, PortTemplate
+from inventory.choices import DeviceRole
+from inventory.models import HardwareModel
 from inventory.services import device_create
 from tests.factories import gpu_server_model
 
@@ -25,20 +25,7 @@ def fixture_text(name: str) -> str:
 def two_plane_server_model(nics: int = 2) -> HardwareModel:
     """A GPU server whose 800G XDR NIC ports each run 2 x 400G, one per plane (DOMAIN.md's dual-plane
     reference fabric, on InfiniBand)."""
-    model, created = HardwareModel.objects.get_or_create(
-        part_number="TEST-2PLANE",
-        defaults=dict(vendor="Example", model="2-plane 8-GPU", kind=HardwareKind.GPU_SERVER, height_u=10,
-                      max_power_w=14300),
-    )
-    if created:
-        for i in range(nics):
-            nic = NicTemplate.objects.create(hardware_model=model, slot=f"nic{i}", model="ConnectX-8 SuperNIC",
-                                             part_number="900-9X81Q-00CN-ST0")
-            PortTemplate.objects.create(
-                hardware_model=model, nic_template=nic, name=f"ib{i}", kind=PortKind.INFINIBAND, speed_gbps=800,
-                network=Network.COMPUTE, breakout_lanes=2, lane_speed_gbps=400, planes_per_lane=True,
-            )
-    return model
+    return gpu_server_model(nics=nics, part_number="TEST-2PLANE", lanes=2, bmc=False, model_name="2-plane 8-GPU")
 
 
 def make_gpu_nodes(project, count: int, *, prefix: str = "gpu", model=None):
