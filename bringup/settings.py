@@ -111,8 +111,9 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 # Celery: Redis broker when configured; otherwise every task runs eagerly in the web process so a
 # newcomer needs nothing but Python. Long work keeps its own status row, so no result backend.
 CELERY_TASK_ALWAYS_EAGER = not os.environ.get("CELERY_BROKER_URL")
-# An eager set-up never talks to a broker; "memory://" keeps kombu from asking for a hostname.
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://"
+# An eager set-up never talks to a broker; an in-memory one (with a host, or kombu warns that it has
+# none) keeps anything that opens a connection anyway quiet.
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "memory://localhost/"
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
