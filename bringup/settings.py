@@ -144,6 +144,8 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "GPU cluster delivery: projects, inventory, cabling, validation.",
     "VERSION": "0.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The schema names every endpoint and field: for signed-in users only, like everything else.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Serve the docs page's JavaScript from our own static files: nothing outside is reachable.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",

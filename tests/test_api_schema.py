@@ -45,6 +45,31 @@ def test_schema_describes_the_fields_people_use():
     assert set(schemas["PortKindEnum"]["enum"]) >= {"infiniband", "ethernet"}
 
 
+@pytest.fixture
+def client(client, customer):
+    """Any signed-in user may read the schema and its docs page."""
+    client.force_login(customer)
+    return client
+
+
+def test_schema_and_docs_need_a_login(project):
+    from django.test import Client
+
+    anonymous = Client()
+    assert anonymous.get(reverse("api-schema")).status_code in (401, 403)
+    assert anonymous.get(reverse("api-docs")).status_code in (401, 403)
+
+
+def test_an_outsider_reads_the_schema_but_not_the_projects_rows(client_for, outsider, project):
+    from tests.factories import RackFactory
+
+    RackFactory(project=project, name="R-SECRET")
+    outsider_client = client_for(outsider)
+    assert outsider_client.get(reverse("api-schema")).status_code == 200
+    racks = outsider_client.get("/api/racks/").json()
+    assert racks["count"] == 0 and b"R-SECRET" not in outsider_client.get(reverse("api-schema")).content
+
+
 def test_schema_endpoint_serves_the_schema(client):
     response = client.get(reverse("api-schema"))
     assert response.status_code == 200

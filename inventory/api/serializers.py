@@ -446,21 +446,7 @@ class OpticSerializer(ProjectRowSerializer):
         return self._write(instance, validated_data)
 
     def _write(self, optic: Optic, validated_data) -> Optic:
-        """Seating and removing go through the services, which keep one optic per port and the
-        status in step with the port."""
-        takes_out = "port" in validated_data and validated_data["port"] is None and optic.port_id is not None
-        port = validated_data.pop("port", None)
-        status = validated_data.pop("status", None)
-        for name, value in validated_data.items():
-            setattr(optic, name, value)
-        with django_errors_as_400(self.fields), transaction.atomic():
-            if port is not None:
-                return services.optic_install(optic=optic, port=port)
-            if takes_out:
-                return services.optic_remove(optic=optic, status=status or OpticStatus.IN_STOCK)
-            if status is not None:
-                optic.status = status
-            optic.full_clean()
-            optic.save()
-        return optic
+        port = validated_data.pop("port", services.UNCHANGED)
+        with django_errors_as_400(self.fields):
+            return services.optic_save(optic=optic, port=port, **validated_data)
 

@@ -73,3 +73,13 @@ def test_the_run_page_polls_its_status_until_the_run_finishes(page_for, technici
     expect(page.locator("#run-status")).to_have_text("Done")
     expect(page.locator("#run-progress[data-progress-url]")).to_have_count(0)  # reloaded: nothing to poll
     expect(bar).to_have_attribute("value", "4")
+
+
+def test_an_outsider_gets_not_found_on_the_run_page_and_its_status(page_for, outsider, project, technician):
+    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician, total=4,
+                                  done=1, status=RunStatus.RUNNING)
+    page = page_for(outsider)
+    for url in (f"/p/{project.code}/checks/runs/{run.pk}/", f"/p/{project.code}/checks/runs/{run.pk}/status/"):
+        response = page.goto(url)
+        assert response.status == 404, url
+    expect(page.locator("body")).not_to_contain_text("Link health")

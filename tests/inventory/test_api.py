@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 from delivery.choices import Role
 from inventory import services
 from inventory.api.serializers import django_errors_as_400
-from inventory.choices import HardwareKind, OpticStatus, PortKind
+from inventory.choices import HardwareKind, OpticStatus, PortKind, PortStatus
 from inventory.models import Device, DeviceUnit, Nic, Optic, Port, PortTemplate, Rack, Site
 from tests.factories import (
     HardwareModelFactory,
@@ -384,6 +384,17 @@ def test_port_filter_by_device_and_plane_gives_the_eight_lanes_of_that_plane(
         ("gpu-001", 2, 2, 200)
     }
     assert all(p["parent"] is not None and p["nic"] is not None for p in body["results"])
+
+
+def test_an_outsider_filtering_by_the_project_code_sees_no_port_and_cannot_patch_one(
+    api_for, outsider, project, gpu
+):
+    api = api_for(outsider)
+    assert api.get(url("port"), {"project": project.code, "device": "gpu-001"}).json()["count"] == 0
+    port = gpu.ports.get(name="ib0")
+    assert api.patch(f"{url('port')}{port.pk}/", {"status": PortStatus.DOWN}, format="json").status_code == 404
+    port.refresh_from_db()
+    assert port.status != PortStatus.DOWN
 
 
 @pytest.mark.parametrize(
