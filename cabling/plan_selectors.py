@@ -6,8 +6,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from delivery.access import scope_to_user
-from delivery.choices import Role
+from delivery.access import Capability, projects_where, scope_to_user
 from delivery.models import Project
 
 from .models import FabricPlan
@@ -43,9 +42,6 @@ def fabric_plan_status(*, user, project: Project, pk: int) -> dict:
 
 def fabric_plans_managed(*, user) -> QuerySet[FabricPlan]:
     """Plans of the projects the user manages (staff: every project), for the API."""
+    managed = projects_where(user, Capability.MANAGE_PROJECT)
     plans = FabricPlan.objects.select_related("project", "created_by", "confirmed_by")
-    if not user.is_authenticated:
-        return plans.none()
-    if not user.is_staff:
-        plans = plans.filter(project__memberships__user=user, project__memberships__role=Role.MANAGER)
-    return plans.order_by("-created_at", "-id")
+    return plans.filter(project__in=managed).order_by("-created_at", "-id")

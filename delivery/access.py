@@ -37,6 +37,19 @@ def visible_projects(user) -> QuerySet[Project]:
     return Project.objects.filter(memberships__user=user)
 
 
+def roles_with(capability: Capability) -> list[str]:
+    return [role for role, capabilities in ROLE_CAPABILITIES.items() if capability in capabilities]
+
+
+def projects_where(user, capability: Capability) -> QuerySet[Project]:
+    """Projects in which the user's role carries the capability (staff: every project)."""
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_staff:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user, memberships__role__in=roles_with(capability))
+
+
 def scope_to_user(queryset: QuerySet, user, project_path: str = "project") -> QuerySet:
     """Limit any queryset to rows of projects the user belongs to (staff see everything).
 

@@ -14,8 +14,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 
-from delivery.access import Capability, can, scope_to_user, visible_projects
-from delivery.models import Membership
+from delivery.access import Capability, can, projects_where, scope_to_user, visible_projects
 
 from ..choices import FabricPlanSource
 from ..models import FabricPlan
@@ -57,10 +56,7 @@ class FabricPlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
                              self.request.user)
 
     def list(self, request, *args, **kwargs):
-        manages = request.user.is_staff or Membership.objects.filter(
-            user=request.user, role__in=_manager_roles()
-        ).exists()
-        if not manages:
+        if not projects_where(request.user, Capability.MANAGE_PROJECT).exists():
             raise PermissionDenied(NOT_A_MANAGER)
         return super().list(request, *args, **kwargs)
 
@@ -99,12 +95,6 @@ class FabricPlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
             raise ApiValidationError(detail) from exc
         row.refresh_from_db()
         return Response(FabricPlanSerializer(row).data, status=status.HTTP_202_ACCEPTED)
-
-
-def _manager_roles() -> list[str]:
-    from delivery.access import ROLE_CAPABILITIES
-
-    return [role for role, capabilities in ROLE_CAPABILITIES.items() if Capability.MANAGE_PROJECT in capabilities]
 
 
 def register(router) -> None:
