@@ -5,6 +5,7 @@ from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from cabling.api.views import register as register_cabling
+from delivery.api.jobs import JobStatusView
 from delivery.api.views import MembershipViewSet, ProjectViewSet
 from inventory.api.views import register as register_inventory
 from validation.api import register as register_validation
@@ -21,5 +22,6 @@ router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 urlpatterns = [
     # POST username and password, get the token to send as `Authorization: Token <key>`.
     path("token/", obtain_auth_token, name="api-token"),
+    path("jobs/<str:job_type>/<int:pk>/", JobStatusView.as_view(), name="api-job-status"),
     *router.urls,
 ]

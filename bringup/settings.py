@@ -39,10 +39,12 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "import_export",
+    "core",
     "delivery",
     "inventory",
     "cabling",
     "validation",
+    "delivery.roof",
 ]
 
 MIDDLEWARE = [
@@ -138,6 +140,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # One error shape for every endpoint (core/api/exceptions.py), documented in the schema.
+    "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Bringup API",
@@ -149,6 +153,10 @@ SPECTACULAR_SETTINGS = {
     # Serve the docs page's JavaScript from our own static files: nothing outside is reachable.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "core.api.schema.add_error_responses",
+    ],
 }
 
 # Login throttling (django-axes): lock a username+IP pair out after repeated failures.

@@ -16,5 +16,5 @@ urlpatterns = [
     path("p/<str:code>/checks/", include("validation.urls")),
     path("p/<str:code>/uploads/", include("validation.uploads.urls")),
     path("p/<str:code>/", include("inventory.urls")),
-    path("", include("delivery.urls")),
+    path("", include("delivery.roof.urls")),
 ]

@@ -50,9 +50,9 @@ from django.db import DEFAULT_DB_ALIAS, DatabaseError, IntegrityError, connectio
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
+from core.history import history_user
 from delivery.models import Project
 from inventory.choices import DeviceRole, DeviceStatus, Face, HardwareKind, RackStatus
-from inventory.imports.services import history_user
 from inventory.models import Device, DeviceUnit, HardwareModel, Optic, Port, Rack, Site
 from inventory.rack_space import units_of
 from inventory.services import devices_create_bulk

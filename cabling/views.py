@@ -12,9 +12,10 @@ from django.utils.text import slugify
 from django.views import View
 from django.views.generic import DetailView, TemplateView
 
+from core.history import history_rows
+from core.views import FilteredListView
 from delivery.access import ProjectViewMixin
 from inventory.choices import Network
-from inventory.views import FilteredListView, history_rows
 
 from .choices import Side
 from .exports.cutsheet import XLSX_CONTENT_TYPE, cutsheet_xlsx
@@ -42,7 +43,7 @@ def _download_query(request) -> str:
     return query.urlencode()
 
 
-class CableListView(FilteredListView):
+class CableListView(ProjectViewMixin, FilteredListView):
     template_name = "cabling/cable_list.html"
     context_object_name = "cables"
     filterset_class = CableFilterSet

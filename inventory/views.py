@@ -5,16 +5,17 @@ and writes through inventory.services."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views import View
-from django.views.generic import DetailView, ListView
+from django.views.generic import DetailView
 
+from core.forms import add_service_errors
+from core.history import history_rows
+from core.views import FilteredListView
 from delivery.access import Capability, ProjectViewMixin, can
 
 from .choices import DeviceStatus, Face
@@ -32,11 +33,6 @@ from .selectors import (
     rack_list,
 )
 from .services import device_update
-
-PAGE_SIZE = 50
-HISTORY_LIMIT = 50  # newest entries shown on an object's page; the admin has the full trail
-HISTORY_KINDS = {"+": "Created", "~": "Changed", "-": "Deleted"}
-
 
 # --- Power -------------------------------------------------------------------------------------
 
@@ -73,103 +69,10 @@ def min_headroom_pct() -> int:
     return round(settings.RACK_POWER_HEADROOM * 100)
 
 
-# --- History -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FieldChange:
-    field: str
-    old: str
-    new: str
-
-
-@dataclass(frozen=True)
-class HistoryRow:
-    date: datetime
-    user: str
-    kind: str
-    changes: list[FieldChange]
-
-
-def _display(field, value, related: dict) -> str:
-    if value is None or value == "":
-        return "—"
-    if field.is_relation:
-        return str(related.get((field.related_model, value), f"#{value} (deleted)"))
-    if field.choices:
-        return str(dict(field.flatchoices).get(value, value))
-    return str(value)
-
-
-def _related_objects(history_model, deltas) -> dict:
-    """Foreign keys in a diff are raw ids; fetch each related model once for all of them."""
-    wanted: dict[type, set] = {}
-    for delta in deltas:
-        for change in delta.changes if delta else ():
-            field = history_model._meta.get_field(change.field)
-            if field.is_relation:
-                wanted.setdefault(field.related_model, set()).update(
-                    v for v in (change.old, change.new) if v is not None
-                )
-    return {
-        (model, pk): obj
-        for model, pks in wanted.items()
-        # select_related(): their __str__ may name a parent (a port prints as "device:port").
-        for pk, obj in model._default_manager.select_related().in_bulk(pks).items()
-    }
-
-
-def history_rows(history: QuerySet, *, limit: int = HISTORY_LIMIT) -> list[HistoryRow]:
-    """Newest first: who, when, and what changed against the record before (one query for the
-    records, one per kind of foreign key that changed)."""
-    newest_first = history.select_related("history_user").order_by("-history_date", "-history_id")
-    records = list(newest_first[: limit + 1])  # one extra: the record the oldest shown one is diffed against
-    pairs = list(zip(records[:limit], [*records[1:], None], strict=False))
-    deltas = [
-        newer.diff_against(older) if older and newer.history_type == "~" else None for newer, older in pairs
-    ]
-    related = _related_objects(history.model, deltas)
-    rows = []
-    for (record, _), delta in zip(pairs, deltas, strict=True):
-        changes = []
-        for change in delta.changes if delta else ():
-            field = history.model._meta.get_field(change.field)
-            changes.append(
-                FieldChange(
-                    field=str(field.verbose_name),
-                    old=_display(field, change.old, related),
-                    new=_display(field, change.new, related),
-                )
-            )
-        user = record.history_user.get_username() if record.history_user else "system"
-        rows.append(HistoryRow(date=record.history_date, user=user, kind=HISTORY_KINDS[record.history_type],
-                               changes=changes))
-    return rows
-
-
 # --- Lists -------------------------------------------------------------------------------------
 
 
-class FilteredListView(ProjectViewMixin, ListView):
-    """A project list page filtered by the same FilterSet the API uses, then paginated."""
-
-    filterset_class: type
-    paginate_by = PAGE_SIZE
-
-    def base_queryset(self) -> QuerySet:
-        raise NotImplementedError
-
-    def get_queryset(self):
-        self.filterset = self.filterset_class(self.request.GET or None, queryset=self.base_queryset())
-        return self.filterset.qs
-
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["filterset"] = self.filterset
-        return context
-
-
-class RackListView(FilteredListView):
+class RackListView(ProjectViewMixin, FilteredListView):
     template_name = "inventory/rack_list.html"
     context_object_name = "racks"
     filterset_class = RackFilterSet
@@ -185,7 +88,7 @@ class RackListView(FilteredListView):
         return context
 
 
-class DeviceListView(FilteredListView):
+class DeviceListView(ProjectViewMixin, FilteredListView):
     template_name = "inventory/device_list.html"
     context_object_name = "devices"
     filterset_class = DeviceFilterSet
@@ -194,7 +97,7 @@ class DeviceListView(FilteredListView):
         return device_list(user=self.request.user, project=self.project).order_by("name")
 
 
-class OpticListView(FilteredListView):
+class OpticListView(ProjectViewMixin, FilteredListView):
     template_name = "inventory/optic_list.html"
     context_object_name = "optics"
     filterset_class = OpticFilterSet
@@ -287,15 +190,6 @@ class DeviceEditView(ProjectViewMixin, View):
                 messages.success(request, f"{device.name} saved.")
                 return redirect("inventory:device-detail", self.project.code, device.pk)
         return self.render_form(device, form)
-
-
-def add_service_errors(form, exc: ValidationError) -> None:
-    """Put a service's errors on the form's fields, or on the form when the field is not on it."""
-    if not hasattr(exc, "error_dict"):
-        form.add_error(None, exc.messages)
-        return
-    for field, errors in exc.error_dict.items():
-        form.add_error(field if field in form.fields else None, [m for e in errors for m in e.messages])
 
 
 class OpticDetailView(ProjectViewMixin, DetailView):

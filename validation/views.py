@@ -17,8 +17,10 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from core.forms import add_service_errors
+from core.history import history_rows
+from core.views import FilteredListView
 from delivery.access import Capability, ProjectViewMixin, can
-from inventory.views import FilteredListView, add_service_errors, history_rows
 
 from . import charts, criteria, selectors, services
 from .choices import STARTABLE_CHECK_KINDS, CheckKind, ResultStatus, Verdict

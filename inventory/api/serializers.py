@@ -12,16 +12,12 @@ Django ValidationError or IntegrityError becomes a 400 naming the field, never a
 
 from __future__ import annotations
 
-import re
-from contextlib import contextmanager
-
-from django.core.exceptions import NON_FIELD_ERRORS
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.settings import api_settings
 
+from core.api.exceptions import django_errors_as_400
+from core.api.fields import named_enum_field
 from delivery.access import scope_to_user, visible_projects
 from delivery.api.serializers import VisibleProjectField
 from delivery.models import Project
@@ -40,56 +36,8 @@ from inventory.models import (
 )
 from inventory.selectors import is_power_flagged, power_headroom
 
-# "UNIQUE constraint failed: inventory_rack.project_id, inventory_rack.name" (SQLite) or
-# "DETAIL:  Key (project_id, name)=(1, R1) already exists." (PostgreSQL): the columns at fault.
-_INTEGRITY_COLUMNS = re.compile(r"(?:constraint failed: ([^\n]+))|(?:Key \(([^)]+)\)=)")
-
-
-def _blamed_field(exc: IntegrityError, fields) -> str:
-    """The serializer field an integrity error is about: the last offending column that the payload
-    sets (project_id, name -> name), or the non-field key."""
-    match = _INTEGRITY_COLUMNS.search(str(exc))
-    if match:
-        columns = [c.strip().rsplit(".", 1)[-1] for c in (match.group(1) or match.group(2)).split(",")]
-        for column in reversed(columns):
-            name = column.removesuffix("_id")
-            if name in fields and name != "project":
-                return name
-    return api_settings.NON_FIELD_ERRORS_KEY
-
-
-@contextmanager
-def django_errors_as_400(fields):
-    """Turn the model layer's refusals into DRF's field-keyed 400s."""
-    try:
-        yield
-    except DjangoValidationError as exc:
-        detail = serializers.as_serializer_error(exc)
-        if NON_FIELD_ERRORS in detail:
-            detail[api_settings.NON_FIELD_ERRORS_KEY] = detail.pop(NON_FIELD_ERRORS)
-        raise serializers.ValidationError(detail) from exc
-    except IntegrityError as exc:
-        # Only a race gets here: the same rules are checked first in validate() and full_clean().
-        field = _blamed_field(exc, fields)
-        message = "Conflicts with a row saved at the same moment; retry."
-        raise serializers.ValidationError({field: [message]}) from exc
-
-
-def _named_enum_field(choices) -> type[serializers.ChoiceField]:
-    """A ChoiceField whose OpenAPI enum is a component named after its choices class. HardwareKind
-    and PortKind are both served as `kind`, which drf-spectacular could otherwise only tell apart by
-    a hash (and warn about)."""
-    schema = {
-        "type": "string",
-        "enum": list(choices.values),
-        "description": "\n".join(f"* `{value}` - {label}" for value, label in choices.choices),
-    }
-    field_class = type(f"{choices.__name__}Field", (serializers.ChoiceField,), {})
-    return extend_schema_field(schema, component_name=f"{choices.__name__}Enum")(field_class)
-
-
-HardwareKindField = _named_enum_field(HardwareKind)
-PortKindField = _named_enum_field(PortKind)
+HardwareKindField = named_enum_field(HardwareKind)
+PortKindField = named_enum_field(PortKind)
 
 
 # The browsable API renders related fields as a text box, not a <select> of every row the user can see:

@@ -4,16 +4,14 @@
 from __future__ import annotations
 
 import logging
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
-from types import SimpleNamespace
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 from django.utils import timezone
-from simple_history.models import HistoricalRecords
 
+from core.history import history_user
 from delivery.models import Project
 
 from ..choices import ImportAction, ImportJobStatus
@@ -89,23 +87,6 @@ def inventory_import(
             return result
         result.applied = True
         return result
-
-
-@contextmanager
-def history_user(user):
-    """Record `user` as the author of the history rows written inside the block, as the history
-    middleware does for a web request (tasks and commands have no request)."""
-    context = HistoricalRecords.context
-    previous = getattr(context, "request", None)
-    if user is not None:
-        context.request = SimpleNamespace(user=user)
-    try:
-        yield
-    finally:
-        if previous is not None:
-            context.request = previous
-        elif hasattr(context, "request"):
-            del context.request
 
 
 class _ApplyFailed(Exception):

@@ -4,7 +4,8 @@
  *            <progress data-progress-bar></progress>
  *            <span data-progress-status></span> <span data-progress-count></span>
  *          </div>
- * The endpoint answers {status, status_label, done, total, finished}. When `finished` is true polling
+ * The endpoint (the one job status endpoint, /api/jobs/<type>/<id>/) answers {status, status_label, done,
+ * total, percent, finished}. When `finished` is true polling
  * stops; with data-progress-reload the page reloads so the server renders the result.
  * Any other figure the endpoint sends is shown by an element <span data-progress-field="name"> inside
  * the box (e.g. percent, or a check run's failed count).
@@ -12,6 +13,9 @@
  */
 (function () {
   "use strict";
+  // Every progress partial may bring this script; the boxes of a page are polled once.
+  if (window.bringupProgressStarted) return;
+  window.bringupProgressStarted = true;
 
   function render(box, state) {
     var bar = box.querySelector("[data-progress-bar]");

@@ -16,8 +16,8 @@ from cabling.choices import CableStatus, FabricPlanSource, FabricPlanStatus, Sid
 from cabling.models import Cable, CableEnd, FabricPlan
 from delivery.access import visible_projects
 from delivery.choices import Role
-from delivery.demo import DEMO_CODE, DEMO_PASSWORD, LAB_CODE, OVER_BUDGET_RACK, demo_plan
 from delivery.models import Membership, Project
+from delivery.roof.demo import DEMO_CODE, DEMO_PASSWORD, LAB_CODE, OVER_BUDGET_RACK, demo_plan
 from inventory.choices import DeviceRole, DeviceStatus, HardwareKind, Network, OpticStatus
 from inventory.models import Device, Optic, Port, Rack
 from inventory.selectors import device_list, is_power_flagged, optic_list, rack_list, with_power

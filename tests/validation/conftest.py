@@ -11,15 +11,11 @@ from inventory.services import device_create
 from tests.factories import gpu_server_model
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tool-outputs"
-SHARED_FIXTURES = Path("/work/shared/fixtures/tool-outputs")
 
 
 def fixture_text(name: str) -> str:
-    """A real tool output from tests/fixtures (or the shared copy while the repo's is not there yet)."""
-    path = FIXTURES / name
-    if not path.exists():
-        path = SHARED_FIXTURES / name
-    return path.read_text()
+    """A real tool output, from tests/fixtures/tool-outputs (copied from other people's runs; see SOURCES.md)."""
+    return (FIXTURES / name).read_text()
 
 
 def two_plane_server_model(nics: int = 2) -> HardwareModel:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from inventory.api.serializers import _named_enum_field
+from core.api.fields import named_enum_field
 
 from ..choices import (
     EXECUTING_RUNNERS,
@@ -18,11 +18,11 @@ from ..choices import (
 )
 from ..models import CheckResult, CheckRun
 
-CheckKindField = _named_enum_field(CheckKind)
-RunnerKindField = _named_enum_field(RunnerKind)
-RunStatusField = _named_enum_field(RunStatus)
-ResultStatusField = _named_enum_field(ResultStatus)
-VerdictField = _named_enum_field(Verdict)
+CheckKindField = named_enum_field(CheckKind)
+RunnerKindField = named_enum_field(RunnerKind)
+RunStatusField = named_enum_field(RunStatus)
+ResultStatusField = named_enum_field(ResultStatus)
+VerdictField = named_enum_field(Verdict)
 
 
 class CheckRunSerializer(serializers.ModelSerializer):

@@ -31,6 +31,9 @@ from simple_history.utils import bulk_create_with_history, bulk_update_with_hist
 from cabling.choices import CableStatus, FabricPlanSource
 from cabling.models import Cable
 from cabling.planner import Plan
+from delivery.choices import ProjectStatus, Role
+from delivery.models import Membership, Project
+from delivery.services import membership_set, user_ensure
 from inventory.choices import (
     DeviceRole,
     DeviceStatus,
@@ -45,10 +48,6 @@ from inventory.choices import (
 from inventory.models import Device, HardwareModel, NicTemplate, Optic, Port, PortTemplate, Rack, Site
 from inventory.services import device_create, optic_install
 
-from .choices import ProjectStatus, Role
-from .models import Membership, Project
-from .services import membership_set, user_ensure
-
 DEMO_CODE = "DEMO-72"
 LAB_CODE = "LAB-8"
 DEMO_PASSWORD = "bringup-demo"  # one fixed password for every demo login; printed by seed_demo
@@ -58,7 +57,7 @@ SERVERS_PER_RACK = 4
 STORAGE_SERVERS = 6
 STORAGE_PER_RACK = 3
 OVER_BUDGET_RACK = "B09"  # the one rack that breaks the 20% headroom rule, on purpose
-DEMO_SPEC = Path(__file__).resolve().parent.parent / "examples" / "demo-72.yaml"
+DEMO_SPEC = Path(__file__).resolve().parents[2] / "examples" / "demo-72.yaml"
 
 
 # --- the hardware catalogue -------------------------------------------------------------------

@@ -1,8 +1,10 @@
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.views.generic import ListView, TemplateView
 
-from .access import ProjectViewMixin
-from .selectors import project_list, project_members, project_overview
+from delivery.access import ProjectViewMixin
+from delivery.selectors import project_list, project_members
+
+from .selectors import project_overview
 
 
 class ProjectListView(LoginRequiredMixin, ListView):

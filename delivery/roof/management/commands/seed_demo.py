@@ -2,8 +2,8 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from delivery.demo import DEMO_CODE, LAB_CODE, build_demo
 from delivery.models import Project
+from delivery.roof.demo import DEMO_CODE, LAB_CODE, build_demo
 from validation.demo_runs import demo_checks_ensure
 
 
