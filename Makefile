@@ -42,12 +42,16 @@ beat: $(STAMP)
 	@mkdir -p var
 	$(BIN)/celery -A bringup beat --loglevel=info --schedule=var/celerybeat-schedule
 
+# Two workers (CI has 2 cores); --dist loadfile keeps a module's one-time fixtures (the demo, the access
+# matrix's world) on one worker.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+	$(BIN)/lint-imports --no-cache
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-cache
 
 bench: $(STAMP)
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done

@@ -23,6 +23,8 @@ import resource
 import sys
 import time
 import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -122,14 +124,16 @@ def run(spec_path: Path, *, code: str, tracing: bool) -> dict[str, tuple[float, 
     return results
 
 
-def main(argv: list[str]) -> None:
+@contextmanager
+def scratch_database(name: str = BENCH_DB) -> Iterator[None]:
+    """A new database `name` on the PostgreSQL server of DATABASE_URL (dropped first if a previous run left
+    it), migrated, with Django set up on it; dropped at the end."""
     url = os.environ.get("DATABASE_URL", "")
     if urlsplit(url).scheme not in ("postgres", "postgresql"):
         sys.exit("DATABASE_URL must point at PostgreSQL, e.g. postgres://postgres@127.0.0.1:5432/bringup")
-    spec_path = Path(argv[0]) if argv else ROOT / "examples" / "fabric-1024.yaml"
-    _admin(url, f'DROP DATABASE IF EXISTS "{BENCH_DB}"')
-    _admin(url, f'CREATE DATABASE "{BENCH_DB}"')
-    os.environ["DATABASE_URL"] = _with_database(url, BENCH_DB)
+    _admin(url, f'DROP DATABASE IF EXISTS "{name}"')
+    _admin(url, f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = _with_database(url, name)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bringup.settings")
     try:
         import django
@@ -139,7 +143,19 @@ def main(argv: list[str]) -> None:
 
         started = time.perf_counter()
         call_command("migrate", verbosity=0)
-        print(f"{BENCH_DB}: migrated in {time.perf_counter() - started:.1f} s")
+        print(f"{name}: migrated in {time.perf_counter() - started:.1f} s")
+        yield
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        _admin(url, f'DROP DATABASE IF EXISTS "{name}"')
+        print(f"{name}: dropped")
+
+
+def main(argv: list[str]) -> None:
+    spec_path = Path(argv[0]) if argv else ROOT / "examples" / "fabric-1024.yaml"
+    with scratch_database():
         catalogue_for_fabric_3()
         timed = run(spec_path, code="BENCH-T", tracing=False)
         print(f"  after the timed run: maxrss {maxrss_mib():.0f} MiB")
@@ -148,12 +164,6 @@ def main(argv: list[str]) -> None:
         tracemalloc.stop()
         report(spec_path, timed, traced)
         print(f"process maxrss {maxrss_mib():.0f} MiB")
-    finally:
-        from django.db import connections
-
-        connections.close_all()
-        _admin(url, f'DROP DATABASE IF EXISTS "{BENCH_DB}"')
-        print(f"{BENCH_DB}: dropped")
 
 
 def report(spec_path: Path, timed: dict, traced: dict) -> None:

@@ -7,7 +7,7 @@ are edited inline on their cable (the port's database-unique constraint still re
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from .models import Cable, CableEnd, FabricPlan
+from .models import Cable, CableEnd, FabricPlan, LabelSheetExport
 
 
 class CableEndInline(admin.TabularInline):
@@ -40,10 +40,26 @@ class CableEndAdmin(SimpleHistoryAdmin):
 class FabricPlanAdmin(admin.ModelAdmin):
     """Plans are previewed and applied on the project's Plan page; here they are only looked up."""
 
-    list_display = ["pk", "project", "name", "source", "status", "created_by", "created_at", "applied_at"]
+    list_display = ["pk", "project", "name", "source", "status", "requested_by", "created_at", "applied_at"]
     list_filter = ["status", "source", "project"]
     search_fields = ["name", "project__code"]
-    list_select_related = ["project", "created_by"]
+    list_select_related = ["project", "requested_by"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(LabelSheetExport)
+class LabelSheetExportAdmin(admin.ModelAdmin):
+    """Exports are started and downloaded on the project's label exports page; here they are only looked up."""
+
+    list_display = ["pk", "project", "scope", "rack", "network", "stock", "status", "requested_by", "created_at"]
+    list_filter = ["status", "scope", "stock", "project"]
+    search_fields = ["project__code", "rack"]
+    list_select_related = ["project", "requested_by"]
 
     def has_add_permission(self, request):
         return False

@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class CablingConfig(AppConfig):
     name = "cabling"
     verbose_name = "Cabling"
+
+    def ready(self) -> None:
+        # Services send this app's tasks by name (core.jobs.enqueue_on_commit) and nothing else imports
+        # them: register them in every process, not only in a worker (which autodiscovers them), so an
+        # eager run in the web process finds them too.
+        from . import tasks  # noqa: F401

@@ -25,19 +25,24 @@ class Side(models.TextChoices):
 PHYSICAL_CABLE_STATUSES = frozenset({CableStatus.INSTALLED, CableStatus.VERIFIED, CableStatus.FAULTY})
 
 
-class FabricPlanStatus(models.TextChoices):
-    """The life of a FabricPlan row: planned and diffed when submitted (the preview, or failed with the
-    reasons), then, once a manager confirms, queued and applied by a task."""
-
-    PREVIEW = "preview", "Ready to confirm"
-    QUEUED = "queued", "Queued"
-    APPLYING = "applying", "Applying"
-    APPLIED = "applied", "Applied"
-    FAILED = "failed", "Failed"
-
-
 class FabricPlanSource(models.TextChoices):
     FORM = "form", "Plan page"
     API = "api", "API"
     COMMAND = "command", "plan_fabric command"
     DEMO = "demo", "seed_demo"
+
+
+class LabelScope(models.TextChoices):
+    """What a label sheet export prints: every cable end of the project, the ends in one rack, or both
+    ends of every cable of one network."""
+
+    ALL = "all", "The whole fabric"
+    RACK = "rack", "One rack"
+    NETWORK = "network", "One network"
+
+
+class LabelStockName(models.TextChoices):
+    """The label stocks the sheet is laid out for (cabling.exports.labels_pdf.STOCKS has their geometry)."""
+
+    L7651 = "L7651", "Avery L7651 (A4, 65 per sheet)"
+    THERMAL_2X1 = "thermal-2x1", "Thermal roll, 2 x 1 in"

@@ -1,16 +1,21 @@
 """Cables and their ends. One end per port, enforced by the database: a port can never carry two
-cables, whatever races happen. A breakout cable has one A end and several B ends."""
+cables, whatever races happen. A breakout cable has one A end and several B ends. And the two job rows
+of the app: a fabric plan being previewed and applied, and a label sheet being rendered."""
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
+from django.utils.text import slugify
 from simple_history.models import HistoricalRecords
 
+from core.choices import JobStatus
+from core.models import Job
 from delivery.models import Project
 from inventory.choices import Network
 from inventory.models import Port
 
-from .choices import CableStatus, CableType, FabricPlanSource, FabricPlanStatus, Side
+from .choices import CableStatus, CableType, FabricPlanSource, LabelScope, LabelStockName, Side
 
 
 class Cable(models.Model):
@@ -66,35 +71,30 @@ class CableEnd(models.Model):
         return f"{self.cable.label} {self.side}{self.position}: {self.port}"
 
 
-class FabricPlan(models.Model):
+class FabricPlan(Job):
     """One cluster spec submitted for a project: its text, what the planner made of it (summary), what
-    applying it would change (diff, as previewed, then as applied), and who confirmed it and when. The
-    apply runs in a task; the plan page polls its progress on this row."""
+    applying it would change (diff, as previewed, then as applied), and who confirmed it and when.
+
+    A job row (core.models.Job): it is born `waiting` (the preview a manager must confirm) or `failed`
+    (the project cannot take the plan); confirming queues it; a task applies it (`running`, then `done`
+    or `failed`) while the plan page polls its progress. `requested_by` submitted the spec."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="fabric_plans")
     name = models.CharField(max_length=200, blank=True, help_text="The spec's name, once read.")
     spec_text = models.TextField(help_text="The cluster spec (YAML) exactly as submitted.")
     source = models.CharField(max_length=16, choices=FabricPlanSource.choices, default=FabricPlanSource.FORM)
-    status = models.CharField(max_length=16, choices=FabricPlanStatus.choices, default=FabricPlanStatus.PREVIEW)
     keep_installed = models.BooleanField(
         default=False, help_text="Confirmed with: keep installed cables and racked switches the plan drops."
     )
     summary = models.JSONField(default=dict, blank=True, help_text="Plan.summary(): counts and BOM.")
     diff = models.JSONField(default=dict, blank=True, help_text="What applying changes, as previewed or applied.")
-    errors = models.JSONField(default=list, blank=True)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    progress_step = models.CharField(max_length=40, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
     confirmed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
     applied_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True, help_text="When the preview or the apply ended.")
+
+    STATUS_LABELS = {JobStatus.WAITING: "Ready to confirm", JobStatus.DONE: "Applied"}
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -103,7 +103,48 @@ class FabricPlan(models.Model):
     def __str__(self) -> str:
         return f"{self.project.code} plan {self.pk} ({self.name or 'unnamed'})"
 
+
+class LabelSheetExport(Job):
+    """A label sheet rendered in the background: the whole fabric, one rack or one network, on one stock.
+    A task fills `output` with the PDF and reports its progress on the row; any member may download it
+    once done. Unlike the direct download, it has no cap on the number of labels."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="label_exports")
+    scope = models.CharField(max_length=16, choices=LabelScope.choices, default=LabelScope.ALL)
+    rack = models.CharField(max_length=50, blank=True, help_text="The rack whose cable ends are printed.")
+    network = models.CharField(max_length=16, choices=Network.choices, blank=True,
+                               help_text="The network whose cables are printed.")
+    stock = models.CharField(max_length=16, choices=LabelStockName.choices, default=LabelStockName.L7651)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="label_export_project_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.project.code} labels {self.pk} ({self.scope_text})"
+
+    def clean(self) -> None:
+        """A rack for the rack scope, a network for the network scope, and nothing the scope does not use."""
+        wanted = {LabelScope.RACK: "rack", LabelScope.NETWORK: "network"}.get(self.scope)
+        errors = {}
+        for name in ("rack", "network"):
+            if name == wanted and not getattr(self, name):
+                errors[name] = f"Choose the {name} to print."
+            elif name != wanted and getattr(self, name):
+                errors[name] = f"Only a label sheet of one {name} names a {name}."
+        if errors:
+            raise ValidationError(errors)
+
     @property
-    def is_finished(self) -> bool:
-        """Nothing more happens without someone acting (the poller stops here)."""
-        return self.status in {FabricPlanStatus.PREVIEW, FabricPlanStatus.APPLIED, FabricPlanStatus.FAILED}
+    def scope_text(self) -> str:
+        if self.scope == LabelScope.RACK:
+            return f"rack {self.rack}"
+        if self.scope == LabelScope.NETWORK:
+            return f"{self.network} network"
+        return "whole fabric"
+
+    @property
+    def download_name(self) -> str:
+        """`<CODE>-labels-<scope>-<stock>-<id>.pdf`, e.g. ACME-72-labels-rack-n01-l7651-12.pdf."""
+        scope = {LabelScope.RACK: f"rack-{self.rack}", LabelScope.NETWORK: self.network}.get(self.scope, "all")
+        return f"{self.project.code}-labels-{slugify(scope)}-{slugify(self.stock)}-{self.pk}.pdf"

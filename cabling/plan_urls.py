@@ -8,6 +8,5 @@ urlpatterns = [
     path("", plan_views.FabricPlanPageView.as_view(), name="page"),
     path("examples/<str:name>.yaml", plan_views.FabricPlanExampleView.as_view(), name="example"),
     path("<int:pk>/", plan_views.FabricPlanDetailView.as_view(), name="detail"),
-    path("<int:pk>/status/", plan_views.FabricPlanStatusView.as_view(), name="status"),
     path("<int:pk>/confirm/", plan_views.FabricPlanConfirmView.as_view(), name="confirm"),
 ]

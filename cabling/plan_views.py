@@ -1,7 +1,8 @@
 """The plan pages under /p/<code>/plan/: the spec form (YAML text or upload, the shipped examples one click
 away) whose preview shows the plan's figures, bill of materials and what applying changes; then Confirm,
 which queues the apply (a task) and shows its progress. Managers only: technicians and customers get
-403, outsiders 404 (delivery.access). Thin: reads through plan_selectors, writes through services."""
+403, outsiders 404 (delivery.access). Thin: reads through selectors, writes through services. The
+apply's progress is polled from the one job status endpoint (templates/core/_progress.html)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,18 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from core.choices import JobStatus
+from core.forms import add_service_errors
 from delivery.access import Capability, ProjectViewMixin
 
-from .choices import FabricPlanSource, FabricPlanStatus
-from .plan_selectors import RECENT_PLANS, fabric_plan_detail, fabric_plan_list, fabric_plan_status
+from .choices import FabricPlanSource
+from .selectors import RECENT_PLANS, fabric_plan_detail, fabric_plan_list
 from .services import fabric_plan_confirm, fabric_plan_preview
 
 EXAMPLES_DIR = Path(settings.BASE_DIR) / "examples"
@@ -80,9 +83,8 @@ class FabricPlanPageView(ManagerOnlyMixin, FormView):
                 project=self.project, user=self.request.user, spec_text=form.cleaned_data["spec"],
                 source=FabricPlanSource.FORM,
             )
-        except ValidationError as exc:  # the spec cannot be planned: each message names its field
-            for message in exc.messages:
-                form.add_error("spec", message)
+        except ValidationError as exc:  # the spec cannot be planned: each message names the spec's field
+            add_service_errors(form, exc)
             return self.form_invalid(form)
         return redirect(plan_url(row))
 
@@ -90,7 +92,7 @@ class FabricPlanPageView(ManagerOnlyMixin, FormView):
         context = super().get_context_data(**kwargs)
         context["plans"] = fabric_plan_list(user=self.request.user, project=self.project)[:RECENT_PLANS]
         context["examples"] = EXAMPLES
-        context["statuses"] = FabricPlanStatus
+        context["statuses"] = JobStatus
         return context
 
 
@@ -102,7 +104,7 @@ class FabricPlanDetailView(ManagerOnlyMixin, TemplateView):
         row = fabric_plan_detail(user=self.request.user, project=self.project, pk=self.kwargs["pk"])
         summary, diff = row.summary or {}, row.diff or {}
         context.update(
-            plan=row, statuses=FabricPlanStatus, summary=summary, diff=diff, counts=diff.get("counts", {}),
+            plan=row, statuses=JobStatus, summary=summary, diff=diff, counts=diff.get("counts", {}),
             networks=_network_rows(summary), bom=summary.get("bom", []),
             blocked_count=(diff.get("counts", {}).get("cables_blocked", 0)
                            + diff.get("counts", {}).get("switches_blocked", 0)),
@@ -120,13 +122,6 @@ def _network_rows(summary: dict) -> list[dict]:
             "optics": summary.get("optics_by_network", {}).get(key),
         })
     return rows
-
-
-class FabricPlanStatusView(ManagerOnlyMixin, View):
-    """JSON for static/js/progress.js."""
-
-    def get(self, request, *args, **kwargs):
-        return JsonResponse(fabric_plan_status(user=request.user, project=self.project, pk=kwargs["pk"]))
 
 
 class FabricPlanConfirmView(ManagerOnlyMixin, View):

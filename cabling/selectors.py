@@ -1,6 +1,7 @@
-"""Reads of cables and their ends, always scoped to what the user may see.
+"""Reads of the cabling app, always scoped to what the user may see: cables and their ends, the fabric
+figures, fabric plans and label sheet exports.
 
-Two shapes:
+Cables come in two shapes:
 - model instances with their ends prefetched, for the list and detail pages (a page of 50);
 - `CableRow`s built from ONE flat `values()` query over cables and their ends, for the exports, which
   must stay fast and small at 30,000 cables (no model instances, no per-row queries).
@@ -21,15 +22,18 @@ from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Sub
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from delivery.access import scope_to_user
+from delivery.access import Capability, projects_where, scope_to_user
 from delivery.models import Project
 from inventory.choices import DeviceRole
 
 from .choices import Side
-from .models import Cable, CableEnd
+from .filters import CableFilterSet
+from .models import Cable, CableEnd, FabricPlan, LabelSheetExport
 from .planner.labels import place_tag
 
 EXPORT_CHUNK = 2000  # rows fetched per round trip when streaming an export
+RECENT_PLANS = 20  # plans listed on the plan page
+RECENT_EXPORTS = 50  # label sheet exports listed on their page
 
 # Tiers of the fabric view, bottom to top. Anything that is not a switch is a node.
 NODE, LEAF, SPINE, SUPER_SPINE = "node", "leaf", "spine", "super_spine"
@@ -266,9 +270,58 @@ def fabric_leaf_pairs(links: QuerySet[CableEnd]) -> set[tuple[str, int | None, s
     return set(pairs.values_list("net", "link_plane", "a_device", "b_device").distinct().order_by())
 
 
+# --- Fabric plans ------------------------------------------------------------------------------
+
+
+def fabric_plan_list(*, user, project: Project) -> QuerySet[FabricPlan]:
+    """The project's plans, newest first, without the heavy columns (spec text, stored diff)."""
+    plans = scope_to_user(FabricPlan.objects.filter(project=project), user)
+    return plans.select_related("requested_by", "confirmed_by").defer("spec_text", "diff", "errors", "log").order_by(
+        "-created_at", "-id"
+    )
+
+
+def fabric_plan_detail(*, user, project: Project, pk: int) -> FabricPlan:
+    plans = scope_to_user(FabricPlan.objects.filter(project=project), user)
+    return get_object_or_404(plans.select_related("project", "requested_by", "confirmed_by"), pk=pk)
+
+
+def fabric_plans_managed(*, user) -> QuerySet[FabricPlan]:
+    """Plans of the projects the user manages (staff: every project), for the API."""
+    managed = projects_where(user, Capability.MANAGE_PROJECT)
+    plans = FabricPlan.objects.select_related("project", "requested_by", "confirmed_by")
+    return plans.filter(project__in=managed).order_by("-created_at", "-id")
+
+
+# --- Label sheet exports -----------------------------------------------------------------------
+
+
+def label_export_list(*, user, project: Project) -> QuerySet[LabelSheetExport]:
+    """The project's label sheet exports, newest first, with who asked (one query)."""
+    exports = scope_to_user(LabelSheetExport.objects.filter(project=project), user)
+    return exports.select_related("project", "requested_by").defer("log").order_by("-created_at", "-id")
+
+
+def label_export_detail(*, user, project: Project, pk: int) -> LabelSheetExport:
+    exports = scope_to_user(LabelSheetExport.objects.filter(project=project), user)
+    return get_object_or_404(exports.select_related("project"), pk=pk)
+
+
+def label_export_cables(*, export: LabelSheetExport) -> QuerySet[Cable]:
+    """The cables an export prints, for its task (which acts for the export's project): every cable of
+    the project, those of its network, or those with an end in its rack (the list's own filters)."""
+    wanted = {name: value for name, value in (("network", export.network), ("rack", export.rack)) if value}
+    filters = CableFilterSet(wanted, queryset=Cable.objects.filter(project=export.project_id))
+    if not filters.is_valid():
+        raise ValueError(f"label export {export.pk}: {filters.errors.as_text()}")
+    return filters.qs
+
+
 __all__ = [
     "CableRow",
     "EndRow",
+    "RECENT_EXPORTS",
+    "RECENT_PLANS",
     "cable_detail",
     "cable_list",
     "cable_list_with_ends",
@@ -278,6 +331,12 @@ __all__ = [
     "fabric_link_counts",
     "fabric_links",
     "fabric_leaf_pairs",
+    "fabric_plan_detail",
+    "fabric_plan_list",
+    "fabric_plans_managed",
+    "label_export_cables",
+    "label_export_detail",
+    "label_export_list",
     "page_end_tag",
     "tier_of",
     "top_unit",

@@ -11,6 +11,8 @@ urlpatterns = [
     path("<int:pk>/", views.CableDetailView.as_view(), name="cable-detail"),
     path("cutsheet.xlsx", views.CutSheetView.as_view(), name="cutsheet"),
     path("labels.pdf", views.LabelSheetView.as_view(), name="labels"),
+    path("labels/exports/", views.LabelExportListView.as_view(), name="label-exports"),
+    path("labels/exports/<int:pk>/download/", views.LabelExportDownloadView.as_view(), name="label-export-download"),
     path("fabric/", views.FabricPageView.as_view(), name="fabric"),
     path("fabric.svg", views.FabricSvgView.as_view(), name="fabric-svg"),
 ]

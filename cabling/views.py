@@ -1,28 +1,49 @@
 """Cabling pages under /p/<code>/cabling/: the cable list and a cable's page, the downloads (cut sheet,
-label sheet) and the fabric view. Every member may read and download (customers included); outsiders
-get 404 through delivery.access.ProjectViewMixin. Downloads take the list's filters, so "what I see"
-is "what I download"; a filter that does not parse is a 400 naming it, never a silently larger file."""
+label sheet), the label sheet exports and the fabric view. Every member may read and download
+(customers included); outsiders get 404 through delivery.access.ProjectViewMixin; starting a label
+sheet export takes the inventory editors' capability. Downloads take the list's filters, so "what I
+see" is "what I download"; a filter that does not parse is a 400 naming it, never a silently larger
+file. A label sheet too large for one download is a label sheet export, rendered in the background."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import urlencode
 
-from django.http import Http404, HttpResponse, HttpResponseBadRequest
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest
+from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.text import slugify
 from django.views import View
-from django.views.generic import DetailView, TemplateView
+from django.views.generic import DetailView, FormView, TemplateView
 
+from core.choices import JobStatus
+from core.forms import add_service_errors
 from core.history import history_rows
+from core.spreadsheets import XLSX_CONTENT_TYPE
 from core.views import FilteredListView
-from delivery.access import ProjectViewMixin
+from delivery.access import Capability, ProjectViewMixin
 from inventory.choices import Network
 
-from .choices import Side
-from .exports.cutsheet import XLSX_CONTENT_TYPE, cutsheet_xlsx
+from .choices import LabelScope, Side
+from .exports.cutsheet import cutsheet_xlsx
 from .exports.fabric_svg import SVG_CONTENT_TYPE, fabric_svg, fabric_views
 from .exports.labels_pdf import DEFAULT_STOCK, MAX_LABELS, PDF_CONTENT_TYPE, STOCKS, labels_pdf
 from .filters import CableFilterSet
-from .selectors import cable_detail, cable_list, cable_list_with_ends, end_count, page_end_tag
+from .forms import LabelSheetExportForm
+from .selectors import (
+    RECENT_EXPORTS,
+    cable_detail,
+    cable_list,
+    cable_list_with_ends,
+    end_count,
+    label_export_detail,
+    label_export_list,
+    page_end_tag,
+)
+from .services import label_sheet_export_start
 
 DOWNLOAD_FILTERS = ("network", "plane", "rack", "device", "status", "type", "q")
 # ASCII digits only, and few: str.isdigit() takes "²" (and int() then raises), and int() refuses strings
@@ -56,6 +77,7 @@ class CableListView(ProjectViewMixin, FilteredListView):
         _tag_ends(context["cables"])
         context["download_query"] = _download_query(self.request)
         context["stocks"] = list(STOCKS)
+        context["max_labels"] = MAX_LABELS
         return context
 
 
@@ -124,14 +146,74 @@ class LabelSheetView(DownloadView):
         rack = filterset.form.cleaned_data.get("rack") or None
         count = end_count(filterset.qs, rack=rack)
         if count > MAX_LABELS:
+            exports = request.build_absolute_uri(_exports_url(self.project, rack=rack,
+                                                              network=filterset.form.cleaned_data.get("network")))
             return HttpResponseBadRequest(
                 f"{count} labels selected; one download prints at most {MAX_LABELS}. "
-                "Choose a rack (rack=...), or a network and plane, and print them in turn.",
+                f"A label sheet export prints any number in the background: {exports} "
+                "(or choose a rack, or a network and plane, and print them in turn).",
                 content_type="text/plain",
             )
         title = f"{self.project.code} cable labels" + (f", rack {rack}" if rack else "")
         content = labels_pdf(filterset.qs, stock=STOCKS[stock_name], rack=rack, title=title)
         return self.attachment(content, PDF_CONTENT_TYPE, self.filename(filterset, "labels", "pdf"))
+
+
+# --- Label sheet exports -----------------------------------------------------------------------
+
+
+def _exports_url(project, *, rack: str | None = None, network: str | None = None) -> str:
+    """The exports page, its form set to the rack or network of a selection."""
+    url = reverse("cabling:label-exports", args=[project.code])
+    if rack:
+        return f"{url}?{urlencode({'rack': rack})}"
+    return f"{url}?{urlencode({'network': network})}" if network else url
+
+
+class LabelExportListView(ProjectViewMixin, FormView):
+    """The project's label sheet exports with their progress and downloads; inventory editors start one."""
+
+    template_name = "cabling/label_exports.html"
+    form_class = LabelSheetExportForm
+    write_capability = Capability.EDIT_INVENTORY  # every member reads the page; editors start exports
+
+    def get_initial(self):
+        """Set to the cable list's selection when coming from it (?rack= or ?network=)."""
+        rack, network = self.request.GET.get("rack"), self.request.GET.get("network")
+        if rack:
+            return {"scope": LabelScope.RACK, "rack": rack}
+        if network in Network.values:
+            return {"scope": LabelScope.NETWORK, "network": network}
+        return {}
+
+    def form_valid(self, form):
+        try:
+            export = label_sheet_export_start(project=self.project, user=self.request.user, **form.cleaned_data)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+            return self.form_invalid(form)
+        messages.info(self.request, f"Label sheet {export.pk} ({export.scope_text}) started.")
+        return redirect(reverse("cabling:label-exports", args=[self.project.code]))
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["exports"] = label_export_list(user=self.request.user, project=self.project)[:RECENT_EXPORTS]
+        context["statuses"] = JobStatus
+        return context
+
+
+class LabelExportDownloadView(ProjectViewMixin, View):
+    """The PDF of a finished export, as an attachment named <CODE>-labels-<scope>-<stock>-<id>.pdf."""
+
+    def get(self, request, *args, **kwargs):
+        export = label_export_detail(user=request.user, project=self.project, pk=kwargs["pk"])
+        if export.status != JobStatus.DONE or not export.output:
+            raise Http404("This label sheet is not ready.")
+        try:
+            pdf = export.output.open("rb")
+        except FileNotFoundError as exc:
+            raise Http404("The file of this label sheet is gone: start the export again.") from exc
+        return FileResponse(pdf, as_attachment=True, filename=export.download_name, content_type=PDF_CONTENT_TYPE)
 
 
 # --- Fabric view -------------------------------------------------------------------------------

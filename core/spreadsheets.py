@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from openpyxl import Workbook
 from openpyxl.cell import WriteOnlyCell
+from openpyxl.cell.cell import Cell
 from openpyxl.styles import Font, PatternFill
 from openpyxl.utils import get_column_letter
 
@@ -34,15 +35,17 @@ FILLS = {
 
 
 def csv_safe(value):
-    """A CSV cell that no spreadsheet program runs: formula-leading text gets a leading apostrophe."""
-    if isinstance(value, str) and value.startswith(FORMULA_LEADS):
+    """A CSV cell that no spreadsheet program runs: formula-leading text gets a leading apostrophe, and
+    so does text that starts with an apostrophe already (so "'=x" comes back as itself)."""
+    if isinstance(value, str) and value.startswith((*FORMULA_LEADS, "'")):
         return "'" + value
     return value
 
 
 def csv_unsafe(value: str) -> str:
-    """Undo csv_safe exactly: an apostrophe is dropped only where csv_safe would have put it."""
-    if value.startswith("'") and value[1:].startswith(FORMULA_LEADS):
+    """Undo csv_safe exactly: an apostrophe is dropped only where csv_safe would have put it (before a
+    formula lead or another apostrophe); any other leading apostrophe is the cell's own."""
+    if value.startswith("'") and value[1:].startswith((*FORMULA_LEADS, "'")):
         return value[1:]
     return value
 
@@ -61,16 +64,18 @@ class Sheet:
     """One write-only sheet: a bold, frozen header row, the widths of its columns, and an auto-filter
     over every row written once the writer is saved."""
 
-    def __init__(self, workbook: Workbook, title: str, columns: Sequence[Column | str], *, freeze: bool = True):
+    def __init__(self, workbook: Workbook, title: str, columns: Sequence[Column | str], *, freeze: bool = True,
+                 widths: Sequence[float] = ()):
         self._sheet = workbook.create_sheet(title=title[:31])
         self.columns = [c if isinstance(c, Column) else Column(c, max(10, len(c) + 2)) for c in columns]
         self._formats = [(i, c.number_format) for i, c in enumerate(self.columns) if c.number_format]
         self.rows = 0
-        # Write-only sheets take their layout before the first row.
+        # Write-only sheets take their layout before the first row. A sheet of several small tables
+        # (no header of its own) gives its widths directly.
         if freeze and self.columns:
             self._sheet.freeze_panes = "A2"
-        for index, column in enumerate(self.columns, start=1):
-            self._sheet.column_dimensions[get_column_letter(index)].width = column.width
+        for index, width in enumerate(widths or [c.width for c in self.columns], start=1):
+            self._sheet.column_dimensions[get_column_letter(index)].width = width
         if self.columns:
             self.header([c.header for c in self.columns])
 
@@ -88,7 +93,7 @@ class Sheet:
         cells that need it get a cell object: building one per value would cost a tenth of a big sheet."""
         row = [self._text(v) for v in values]
         for index, number_format in self._formats:
-            if index < len(row) and row[index] is not None and not isinstance(row[index], WriteOnlyCell):
+            if index < len(row) and row[index] is not None and not isinstance(row[index], Cell):
                 cell = WriteOnlyCell(self._sheet, value=row[index])
                 cell.number_format = number_format
                 row[index] = cell
@@ -114,7 +119,7 @@ class Sheet:
         return cell
 
     def _filled(self, value, fill):
-        cell = value if isinstance(value, WriteOnlyCell) else WriteOnlyCell(self._sheet, value=value)
+        cell = value if isinstance(value, Cell) else WriteOnlyCell(self._sheet, value=value)
         cell.fill = fill
         return cell
 
@@ -126,8 +131,9 @@ class XlsxWriter:
         self.workbook = Workbook(write_only=True)
         self._sheets: list[Sheet] = []
 
-    def sheet(self, title: str, columns: Sequence[Column | str] = (), *, freeze: bool = True) -> Sheet:
-        sheet = Sheet(self.workbook, title, columns, freeze=freeze)
+    def sheet(self, title: str, columns: Sequence[Column | str] = (), *, freeze: bool = True,
+              widths: Sequence[float] = ()) -> Sheet:
+        sheet = Sheet(self.workbook, title, columns, freeze=freeze, widths=widths)
         self._sheets.append(sheet)
         return sheet
 

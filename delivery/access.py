@@ -14,6 +14,9 @@ from django.db.models import QuerySet
 from .choices import Role
 from .models import Membership, Project
 
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # reads; any other method writes
+DEFAULT_REFUSAL = "Your role in this project does not allow this."
+
 
 class Capability(Enum):
     VIEW = "view"
@@ -85,11 +88,31 @@ def can(user, capability: Capability, project: Project | int) -> bool:
     return role is not None and capability in ROLE_CAPABILITIES[role]
 
 
+def project_to_write(user, code, capability: Capability, refusal: str = DEFAULT_REFUSAL) -> Project | None:
+    """The project a create names in its payload (by code), checked before anything else in the payload:
+    404 when the user cannot see it (the same answer as for a project that does not exist, so an outsider
+    learns nothing), 403 when their role there lacks `capability`, so a customer's write is a 403 whatever
+    it sends. None when no code is given (the serializer then says the field is required)."""
+    from django.core.exceptions import PermissionDenied
+    from django.shortcuts import get_object_or_404
+
+    if not code or not isinstance(code, str):
+        return None
+    project = get_object_or_404(visible_projects(user), code=code)
+    if not can(user, capability, project):
+        raise PermissionDenied(refusal)
+    return project
+
+
 class ProjectViewMixin:
-    """For class-based views under /p/<code>/: resolves the project or 404s for outsiders, and
-    403s members whose role lacks `required_capability` (for writes) ."""
+    """For class-based views under /p/<code>/: resolves the project or 404s for outsiders, and 403s
+    members whose role lacks `required_capability` (every request) or, for a write (POST and the other
+    unsafe methods), `write_capability` when the view declares one: a page every member reads whose form
+    only some may send declares both. The access matrix (tests/test_access_matrix.py) holds every view
+    to what it declares."""
 
     required_capability: Capability = Capability.VIEW
+    write_capability: Capability | None = None  # None: a write needs what reading needs
     project: Project
     role: str
 
@@ -103,9 +126,15 @@ class ProjectViewMixin:
             return redirect_to_login(request.get_full_path())
         self.project = get_object_or_404(visible_projects(request.user), code=kwargs["code"])
         self.role = project_role(request.user, self.project)
-        if not can(request.user, self.required_capability, self.project):
-            raise PermissionDenied("Your role in this project does not allow this.")
+        if not all(can(request.user, needed, self.project) for needed in self.capabilities_for(request.method)):
+            raise PermissionDenied(DEFAULT_REFUSAL)
         return super().dispatch(request, *args, **kwargs)
+
+    def capabilities_for(self, method: str) -> list[Capability]:
+        """What the request needs: a write needs the page and the write capability, never less."""
+        if method in SAFE_METHODS or self.write_capability is None:
+            return [self.required_capability]
+        return [self.required_capability, self.write_capability]
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)

@@ -1,10 +1,28 @@
 """Writes for projects and their people."""
 
+from datetime import date
+
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from .choices import ProjectStatus
 from .models import Membership, Project
+
+
+@transaction.atomic
+def project_create(
+    *, code: str, name: str, customer_name: str, site: str = "", description: str = "",
+    status: str = ProjectStatus.PLANNING, start_date: date | None = None, target_date: date | None = None,
+) -> Project:
+    """A new project (the tenant root); its code is unique and checked like every other field."""
+    project = Project(
+        code=code, name=name, customer_name=customer_name, site=site, description=description, status=status,
+        start_date=start_date, target_date=target_date,
+    )
+    project.full_clean()
+    project.save()
+    return project
 
 
 def _lock_memberships_of(project: Project) -> None:
@@ -44,12 +62,19 @@ def membership_delete(*, membership: Membership) -> None:
 
 
 @transaction.atomic
-def user_ensure(*, username: str, password: str, email: str = "", first_name: str = "", last_name: str = ""):
-    """Create the user if missing (never resets an existing user's password)."""
+def user_ensure(
+    *, username: str, password: str, email: str = "", first_name: str = "", last_name: str = "",
+    superuser: bool = False,
+):
+    """Create the user if missing (never resets an existing user's password). `superuser=True` makes them
+    staff and superuser as well (never taken away); a user already as asked is not saved again."""
     user, created = get_user_model().objects.get_or_create(
         username=username, defaults={"email": email, "first_name": first_name, "last_name": last_name}
     )
     if created:
         user.set_password(password)
         user.save()
+    if superuser and not (user.is_staff and user.is_superuser):
+        user.is_staff = user.is_superuser = True
+        user.save(update_fields=["is_staff", "is_superuser"])
     return user

@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class InventoryConfig(AppConfig):
     name = "inventory"
     verbose_name = "Inventory"
+
+    def ready(self) -> None:
+        # Services send this app's tasks by name (core.jobs.enqueue_on_commit): register them in every
+        # process, not only in a worker (which autodiscovers them).
+        from . import tasks  # noqa: F401

@@ -93,14 +93,6 @@ class ImportKind(models.TextChoices):
     OPTICS = "optics", "Optics"
 
 
-class ImportJobStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    PREVIEW = "preview", "Ready to confirm"
-    APPLIED = "applied", "Applied"
-    FAILED = "failed", "Failed"
-
-
 class ImportAction(models.TextChoices):
     """What one checked row of an import will do."""
 

@@ -11,6 +11,8 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
+from core.choices import JobStatus
+from core.models import Job
 from delivery.models import Project
 
 from .choices import (
@@ -19,7 +21,6 @@ from .choices import (
     Face,
     FormFactor,
     HardwareKind,
-    ImportJobStatus,
     ImportKind,
     Network,
     OpticStatus,
@@ -27,6 +28,7 @@ from .choices import (
     PortStatus,
     RackStatus,
 )
+from .rack_space import rack_placement_errors, units_of
 
 
 class Site(models.Model):
@@ -251,16 +253,26 @@ class Device(models.Model):
         return [Face.FRONT, Face.REAR] if self.hardware_model.is_full_depth else [self.face]
 
     def clean(self):
-        from .rack_space import rack_placement_errors
-
         if self.rack_id and self.project_id and self.rack.project_id != self.project_id:
             raise ValidationError({"rack": "The rack belongs to another project."})
         if (self.rack_id is None) != (self.position_u is None):
             raise ValidationError({"position_u": "A racked device needs both a rack and a position."})
         if self.rack_id and self.hardware_model_id:
-            errors = rack_placement_errors(self)
+            errors = rack_placement_errors(self, taken=self._units_taken_by_others())
             if errors:
                 raise ValidationError({"position_u": errors})
+
+    def _units_taken_by_others(self) -> dict[tuple[int, str], str]:
+        """Who holds the units and faces this device wants, as the database has them (one query)."""
+        claims = (
+            DeviceUnit.objects.filter(
+                rack_id=self.rack_id, unit__in=list(units_of(self.position_u, self.hardware_model.height_u)),
+                face__in=self.occupied_faces(),
+            )
+            .exclude(device_id=self.pk)
+            .values_list("unit", "face", "device__name")
+        )
+        return {(unit, face): name for unit, face, name in claims}
 
 
 class DeviceUnit(models.Model):
@@ -403,10 +415,13 @@ def import_upload_path(job: "ImportJob", filename: str) -> str:
     return f"imports/{job.project.code}/{filename}"
 
 
-class ImportJob(models.Model):
-    """One uploaded inventory file on its way in: validated as a dry run by a task (the preview), then
-    applied by another once someone confirms. The raw file is kept whatever happens, so a bad upload
-    can be looked at later."""
+class ImportJob(Job):
+    """One uploaded inventory file on its way in: checked as a dry run by a task (the preview, which ends
+    waiting for a person), then applied by another once someone confirms. The raw file is kept whatever
+    happens, so a bad upload can be looked at later. Its errors are the file's issues, each placed by
+    sheet, row and column (ImportIssue.as_dict())."""
+
+    STATUS_LABELS = {JobStatus.WAITING: "Ready to confirm", JobStatus.DONE: "Applied"}
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="import_jobs")
     file = models.FileField(upload_to=import_upload_path, max_length=300)
@@ -416,23 +431,11 @@ class ImportJob(models.Model):
         help_text="Kind asked for at upload; blank = from the header row or the sheet names.",
     )
     kinds = models.JSONField(default=list, blank=True, help_text="Kinds found in the file, in apply order.")
-    status = models.CharField(max_length=16, choices=ImportJobStatus.choices, default=ImportJobStatus.QUEUED)
-    progress_done = models.PositiveIntegerField(default=0)
-    progress_total = models.PositiveIntegerField(default=0)
-    errors = models.JSONField(default=list, blank=True)
     summary = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
     confirmed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    updated_at = models.DateTimeField(auto_now=True)
     confirmed_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(
-        null=True, blank=True, help_text="When the preview or the apply ended."
-    )
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -440,8 +443,3 @@ class ImportJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project.code} import {self.pk} ({self.original_name})"
-
-    @property
-    def is_finished(self) -> bool:
-        """Nothing more will happen without someone acting (the poller stops here)."""
-        return self.status in {ImportJobStatus.PREVIEW, ImportJobStatus.APPLIED, ImportJobStatus.FAILED}

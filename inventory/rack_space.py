@@ -1,26 +1,25 @@
-"""Rack space rules shared by Device.clean(), the services and the import: a device must fit inside
-its rack and must not overlap another device on a face it occupies."""
+"""Rack space rules shared by Device.clean(), the services, the import and the fabric planner's apply: a
+device must fit inside its rack and must not overlap another device on a face it occupies.
+
+Pure rules over what is already known: the caller says which units are taken (Device.clean() reads them
+from the database, the import and the bulk creation keep them in memory while they fill a rack), so this
+module needs no model and no query.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .models import Device
+from collections.abc import Mapping
 
 
 def units_of(position_u: int, height_u: int) -> range:
+    """The units a device of `height_u` at `position_u` occupies; a 0U device still claims one."""
     return range(position_u, position_u + max(height_u, 1))
 
 
-def rack_placement_errors(device: Device, *, taken: dict | None = None) -> list[str]:
-    """Why the device cannot sit at its rack/U, or an empty list.
-
-    `taken` maps (unit, face) to a device name for a rack being filled in memory (the import);
-    without it the database is asked.
-    """
-    from .models import DeviceUnit
-
+def rack_placement_errors(device, *, taken: Mapping[tuple[int, str], str]) -> list[str]:
+    """Why the device (a Device, saved or not, with its rack and hardware model) cannot sit at its rack
+    and U, or an empty list. `taken` maps (unit, face) to the name of the device holding it there; the
+    device's own units do not count against it."""
     rack, model = device.rack, device.hardware_model
     units = units_of(device.position_u, model.height_u)
     if units.stop - 1 > rack.height_u:
@@ -29,20 +28,10 @@ def rack_placement_errors(device: Device, *, taken: dict | None = None) -> list[
             f"({rack.height_u}U): its top would be U{units.stop - 1}."
         ]
     faces = device.occupied_faces()
-    if taken is None:
-        clashes = (
-            DeviceUnit.objects.filter(rack=rack, unit__in=list(units), face__in=faces)
-            .exclude(device_id=device.pk)
-            .select_related("device")
-            .order_by("unit")
-        )
-        clash = clashes.first()
-        other = (clash.device.name, clash.unit) if clash else None
-    else:
-        other = next(
-            ((taken[(u, f)], u) for u in units for f in faces if (u, f) in taken and taken[(u, f)] != device.name),
-            None,
-        )
+    other = next(
+        ((taken[(u, f)], u) for u in units for f in faces if (u, f) in taken and taken[(u, f)] != device.name),
+        None,
+    )
     if other:
         return [f"U{other[1]} of rack {rack.name} is already taken by {other[0]}."]
     return []

@@ -30,6 +30,25 @@ def test_schema_generates_without_errors_or_warnings(tmp_path):
         assert endpoint in schema["paths"], endpoint
         assert f"{endpoint}{{{'code' if 'projects' in endpoint else 'id'}}}/" in schema["paths"]
     assert "/api/token/" in schema["paths"]
+    assert "/api/jobs/{job_type}/{id}/" in schema["paths"]  # the one status endpoint of every job row
+
+
+def test_schema_documents_the_one_error_shape(manager, api_for):
+    """Every write documents its 400 as the ValidationError component, every operation its 403 and 404 as
+    Error; and a real 400 has that shape (the fields at fault by name, lists of messages)."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    racks = schema["paths"]["/api/racks/"]["post"]["responses"]
+    assert racks["400"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/ValidationError"}
+    job = schema["paths"]["/api/jobs/{job_type}/{id}/"]["get"]["responses"]
+    assert job["404"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
+    assert set(schema["components"]["schemas"]["ValidationError"]["properties"]) == {"non_field_errors"}
+
+    answer = api_for(manager).post("/api/memberships/", {"project": "NO-SUCH", "role": "x"}, format="json")
+    assert answer.status_code == 400
+    assert {"project", "user", "role"} <= set(answer.json())
+    assert all(isinstance(v, list) and all(isinstance(m, str) for m in v) for v in answer.json().values())
 
 
 def test_schema_describes_the_fields_people_use():

@@ -2,6 +2,8 @@ from django.db import models
 
 from .criteria import Outcome
 
+# A check run's and an upload's status is a job's: core.choices.JobStatus.
+
 
 class CheckKind(models.TextChoices):
     LINK_HEALTH = "link_health", "Link health (mlxlink)"
@@ -12,14 +14,6 @@ class CheckKind(models.TextChoices):
     NODE_INVENTORY = "node_inventory", "Node inventory (driver, firmware, libraries)"
     SOAK = "soak", "Soak (counter sampling)"
     PORT_STATE = "port_state", "Port state (ibstat / ibstatus)"  # arrives only as an uploaded output
-
-
-class RunStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
 
 
 class ResultStatus(models.TextChoices):
@@ -33,7 +27,6 @@ class ResultStatus(models.TextChoices):
 
 
 FINISHED_RESULT_STATUSES = (ResultStatus.DONE, ResultStatus.ERROR, ResultStatus.CANCELLED)
-FINISHED_RUN_STATUSES = (RunStatus.DONE, RunStatus.FAILED, RunStatus.CANCELLED)
 
 
 class Verdict(models.TextChoices):
@@ -56,18 +49,11 @@ class NcclLauncher(models.TextChoices):
     SRUN = "srun", "srun (Slurm)"
 
 
-class UploadStatus(models.TextChoices):
-    QUEUED = "queued", "Queued"
-    PARSED = "parsed", "Parsed"
-    FAILED = "failed", "Failed"
-
-
 class UploadSource(models.TextChoices):
     PAGE = "page", "Upload page"
     API = "api", "API (node post)"
 
 
-# Kinds a user can start as a run of targets; the others only come from uploads or soak windows.
-STARTABLE_CHECK_KINDS = tuple(k for k in CheckKind if k not in (CheckKind.SOAK, CheckKind.PORT_STATE))
+# Which kinds a person starts as a run of targets is the kind table's to say: validation.kinds.
 # Runners that execute commands; an "upload" run's results arrive as files and it has nothing to execute.
 EXECUTING_RUNNERS = (RunnerKind.SIMULATED, RunnerKind.LOCAL, RunnerKind.SSH)

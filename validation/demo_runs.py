@@ -12,12 +12,14 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
+from celery import current_app
 from django.db import transaction
 
+from core.choices import JobStatus
 from delivery.models import Project
 
 from . import services, tasks
-from .choices import CheckKind, RunnerKind, RunStatus, Verdict
+from .choices import CheckKind, RunnerKind, Verdict
 from .models import CheckResult, CheckRun
 
 DEMO_SEED = 7
@@ -29,9 +31,10 @@ COMPACTED_NOTE = "[demo: passing pair, CUDA set-up, settings and QP lines of eac
 
 @contextmanager
 def eager_tasks():
-    """Run Celery tasks in this process for the duration (as the tests' conftest does)."""
-    from bringup.celery import app
-
+    """Run Celery tasks in this process for the duration (as the tests' conftest does). The project's
+    Celery app is the current one (bringup/__init__.py loads it with Django), reached without importing
+    the project package from an app."""
+    app = current_app
     previous = app.conf.task_always_eager
     app.conf.task_always_eager = True
     try:
@@ -59,7 +62,7 @@ def demo_run(project: Project, kind: str) -> CheckRun | None:
             runner=RunnerKind.SIMULATED,
             requested_by=None,
             options__seed=DEMO_SEED,
-            status=RunStatus.DONE,
+            status=JobStatus.DONE,
         )
         .order_by("-created_at", "-id")
         .first()

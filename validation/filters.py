@@ -3,17 +3,18 @@
 import django_filters
 from django.db.models import Q
 
+from core.choices import JobStatus
 from inventory.choices import Network
 from inventory.models import Port
 
-from .choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from .choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from .models import CheckResult, CheckRun
 
 
 class CheckRunFilterSet(django_filters.FilterSet):
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
     kind = django_filters.ChoiceFilter(choices=CheckKind.choices)
-    status = django_filters.ChoiceFilter(choices=RunStatus.choices)
+    status = django_filters.ChoiceFilter(choices=JobStatus.choices)
     runner = django_filters.ChoiceFilter(choices=RunnerKind.choices)
 
     class Meta:

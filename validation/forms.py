@@ -1,9 +1,10 @@
 """Forms of the validation pages. They collect and check input; writes go through validation.services,
-whose refusals come back onto the form's fields (views.add_service_errors)."""
+whose refusals come back onto the form's fields (core.forms.add_service_errors)."""
 
 from django import forms
 
-from .choices import EXECUTING_RUNNERS, STARTABLE_CHECK_KINDS, CheckKind, RunnerKind
+from .choices import EXECUTING_RUNNERS, CheckKind, RunnerKind
+from .kinds import STARTABLE_CHECK_KINDS
 from .models import AcceptanceProfile
 
 

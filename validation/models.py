@@ -1,6 +1,7 @@
 """Acceptance profiles, check runs and their per-target results.
 
-A check run is a row a page can poll: status, progress, who asked, a log. Each target it covers
+A check run and an uploaded tool output are job rows (core.models.Job): status, progress, who asked, a
+log, polled by the one progress partial through the one status endpoint. Each target a run covers
 (a port, a node pair, a node, the cluster) is one CheckResult created when the run starts, so a
 redelivered task updates its own row instead of adding one: (run, target_key) is unique.
 """
@@ -13,15 +14,17 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import F, Q
+from django.db.models import Count, F, Q
 from simple_history.models import HistoricalRecords
 
 from cabling.models import Cable
+from core.choices import JobStatus
+from core.models import Job
 from delivery.models import Project
 from inventory.models import Device, Optic, Port
 
 from . import criteria
-from .choices import CheckKind, ResultStatus, RunnerKind, RunStatus, UploadSource, UploadStatus, Verdict
+from .choices import CheckKind, ResultStatus, RunnerKind, UploadSource, Verdict
 
 _DEFAULTS = criteria.Profile()
 _FRACTION = [MinValueValidator(0.0), MaxValueValidator(1.0)]
@@ -118,21 +121,18 @@ class AcceptanceProfile(models.Model):
         return criteria.Profile(**{name: getattr(self, name) for name in self.THRESHOLD_FIELDS})
 
 
-class CheckRun(models.Model):
+class CheckRun(Job):
+    """A run of one check kind over the project's targets. Its progress counts targets measured, errored
+    or cancelled (progress_done) of those it covers (progress_total)."""
+
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="check_runs")
     kind = models.CharField(max_length=20, choices=CheckKind.choices)
     runner = models.CharField(max_length=16, choices=RunnerKind.choices, default=RunnerKind.SIMULATED)
-    status = models.CharField(max_length=16, choices=RunStatus.choices, default=RunStatus.QUEUED)
     options = models.JSONField(default=dict, blank=True, help_text="Kind-specific settings (seed, use_cuda).")
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0, help_text="Targets measured, errored or cancelled.")
     current_round = models.PositiveIntegerField(
         null=True,
         blank=True,
         help_text="The round whose targets were last scheduled; later rounds wait for it (bandwidth tests).",
-    )
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="check_runs"
     )
     parent = models.ForeignKey(
         "self",
@@ -142,30 +142,27 @@ class CheckRun(models.Model):
         related_name="reruns",
         help_text="The run whose failed targets this run repeats.",
     )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
-    log = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["project", "kind", "-created_at"], name="checkrun_project_kind_idx")]
         constraints = [
-            models.CheckConstraint(condition=Q(done__lte=F("total")), name="checkrun_done_within_total"),
+            models.CheckConstraint(
+                condition=Q(progress_done__lte=F("progress_total")), name="checkrun_done_within_total"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.project.code} {self.get_kind_display()} #{self.pk}"
 
-    @property
-    def progress_percent(self) -> int:
-        return round(100 * self.done / self.total) if self.total else 0
-
-    @property
-    def is_finished(self) -> bool:
-        from .choices import FINISHED_RUN_STATUSES
-
-        return self.status in FINISHED_RUN_STATUSES
+    def status_figures(self) -> dict:
+        """The verdict counts so far, which the run pages show beside the progress bar (one query)."""
+        return self.results.aggregate(
+            passed=Count("id", filter=Q(verdict=Verdict.PASS)),
+            warned=Count("id", filter=Q(verdict=Verdict.WARN)),
+            failed=Count("id", filter=Q(verdict=Verdict.FAIL)),
+            errored=Count("id", filter=Q(verdict=Verdict.ERROR)),
+        )
 
 
 class CheckResult(models.Model):
@@ -229,10 +226,11 @@ def tool_upload_path(upload: "ToolUpload", filename: str) -> str:
     return f"uploads/{upload.project.code}/{filename}"
 
 
-class ToolUpload(models.Model):
+class ToolUpload(Job):
     """A tool's output sent as a file (the upload page) or posted by a node (the API). The file is kept
     as it came, whatever happens; a task parses it and files its results as the CheckResults of one run
-    (runner "upload"), so uploaded and executed measurements live in one place."""
+    (runner "upload"), so uploaded and executed measurements live in one place. An upload that cannot
+    be read fails with the reason in `errors` and the line that stopped it in `error_line`."""
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="tool_uploads")
     file = models.FileField(upload_to=tool_upload_path, max_length=300)
@@ -243,17 +241,12 @@ class ToolUpload(models.Model):
     tool_requested = models.CharField(max_length=20, blank=True, help_text="Blank: detect the tool.")
     tool = models.CharField(max_length=20, blank=True, help_text="The tool the output was read as.")
     source = models.CharField(max_length=8, choices=UploadSource.choices, default=UploadSource.PAGE)
-    status = models.CharField(max_length=8, choices=UploadStatus.choices, default=UploadStatus.QUEUED)
-    error = models.TextField(blank=True)
     error_line = models.PositiveIntegerField(null=True, blank=True, help_text="1-based line of the file.")
     run = models.OneToOneField(CheckRun, **_OPTIONAL, related_name="upload")
     result_count = models.PositiveIntegerField(default=0)
     counts = models.JSONField(default=dict, blank=True, help_text='Results per verdict, e.g. {"pass": 7, "fail": 1}.')
-    uploaded_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="tool_uploads"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+
+    STATUS_LABELS = {JobStatus.DONE: "Parsed"}
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -263,8 +256,9 @@ class ToolUpload(models.Model):
         return f"{self.project.code} upload {self.pk} ({self.original_name})"
 
     @property
-    def is_finished(self) -> bool:
-        return self.status != UploadStatus.QUEUED
+    def error(self) -> str:
+        """Why the file could not be read, as one line (pages and the API show it so)."""
+        return "; ".join(self.errors or [])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -307,7 +301,7 @@ class SoakWindow(models.Model):
 
     @property
     def is_open(self) -> bool:
-        return self.run.status == RunStatus.RUNNING
+        return self.run.status == JobStatus.RUNNING
 
     def progress(self, now) -> float:
         """Elapsed share of the window, 0..1 (a stopped or finished window stays where it ended)."""

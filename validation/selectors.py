@@ -17,7 +17,8 @@ from delivery.models import Project
 from inventory.models import Port
 
 from . import criteria
-from .choices import EXECUTING_RUNNERS, STARTABLE_CHECK_KINDS, CheckKind, ResultStatus, Verdict
+from .choices import EXECUTING_RUNNERS, CheckKind, ResultStatus, Verdict
+from .kinds import STARTABLE_CHECK_KINDS
 from .models import AcceptanceProfile, CheckResult, CheckRun
 
 
@@ -164,25 +165,7 @@ def failed_results(*, user, project: Project) -> QuerySet[CheckResult]:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Pages and API: run status, result lists, chart figures, a link's history (H10)
-
-
-def check_run_status(*, run: CheckRun) -> dict:
-    """What static/js/progress.js polls: the run row's status and counts (the run comes from
-    check_run_detail, which carries the verdict counts)."""
-    return {
-        "id": run.pk,
-        "status": run.status,
-        "status_label": run.get_status_display(),
-        "done": run.done,
-        "total": run.total,
-        "percent": run.progress_percent,
-        "finished": run.is_finished,
-        "passed": run.passed,
-        "warned": run.warned,
-        "failed": run.failed,
-        "errored": run.errored,
-    }
+# Pages and API: result lists, chart figures, a link's history (H10)
 
 
 def check_run_list_light(*, user, project: Project | None = None) -> QuerySet[CheckRun]:

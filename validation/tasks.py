@@ -133,7 +133,7 @@ def check_runs_sweep() -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Uploaded tool outputs and soak sampling (thin: the work is in uploads/services.py and soak.py)
+# Uploaded tool outputs and soak sampling (thin: the work is in uploads/services.py and soak/services.py)
 
 
 @shared_task(ignore_result=True)

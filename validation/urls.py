@@ -9,7 +9,6 @@ app_name = "validation"
 urlpatterns = [
     path("", views.CheckRunListView.as_view(), name="run-list"),
     path("runs/<int:pk>/", views.CheckRunDetailView.as_view(), name="run-detail"),
-    path("runs/<int:pk>/status/", views.CheckRunStatusView.as_view(), name="run-status"),
     path("runs/<int:pk>/cancel/", views.CheckRunCancelView.as_view(), name="run-cancel"),
     path("runs/<int:pk>/rerun-failed/", views.CheckRunRerunFailedView.as_view(), name="run-rerun-failed"),
     path("results/<int:pk>/", views.CheckResultDetailView.as_view(), name="result-detail"),

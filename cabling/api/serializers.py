@@ -5,17 +5,26 @@ from __future__ import annotations
 import yaml
 from rest_framework import serializers
 
-from ..choices import FabricPlanStatus
+from core.choices import JobStatus
+
 from ..models import FabricPlan
 
 
 class FabricPlanSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="code", read_only=True)
-    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    created_by = serializers.SlugRelatedField(
+        source="requested_by", slug_field="username", read_only=True, help_text="Who submitted the spec."
+    )
     confirmed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
-    finished = serializers.BooleanField(source="is_finished", read_only=True)
+    finished = serializers.BooleanField(
+        source="is_settled", read_only=True,
+        help_text="Nothing more happens without someone acting (a preview to confirm, applied, or failed).",
+    )
     # Plain text in the schema: an enum named after "status" would collide with the other apps' statuses.
-    status = serializers.CharField(read_only=True, help_text="One of: " + ", ".join(FabricPlanStatus.values))
+    status = serializers.CharField(
+        read_only=True,
+        help_text="One of: " + ", ".join(JobStatus.values) + " (waiting: a preview to confirm; done: applied)",
+    )
 
     class Meta:
         model = FabricPlan

@@ -11,33 +11,30 @@ optic_part_a on the A end, optic_part_b on every B end); switches by model (ever
 selected cable, counted once).
 
 Rows come from selectors.cable_rows (one streamed query) and the BOM is tallied in the same pass, so
-the workbook of a 30,000-cable fabric costs three queries; openpyxl's write-only mode keeps the
-memory flat.
+the workbook of a 30,000-cable fabric costs two queries; it is written by the one Excel writer
+(core.spreadsheets.XlsxWriter: write-only, so the memory stays flat, and text starting with "=" is
+kept as text).
 """
 
 from __future__ import annotations
 
-import io
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db.models import QuerySet
-from openpyxl import Workbook
-from openpyxl.cell import WriteOnlyCell
-from openpyxl.styles import Font
-from openpyxl.utils import get_column_letter
+
+from core.spreadsheets import Column, Sheet, XlsxWriter
 
 from ..models import Cable
 from ..selectors import SWITCH_ROLES, CableRow, EndRow, cable_rows, widest_breakout
 
-XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 CABLE_COLUMNS = ("Label", "Network", "Plane", "Type", "Length (m)", "Speed (Gb/s)", "Part number", "Status")
 END_COLUMNS = ("rack", "U (top)", "device", "port", "lane", "plane", "optic part")
 # Widths in characters: the longest expected value, so nobody has to widen a column on the floor.
 CABLE_WIDTHS = (12, 10, 7, 8, 11, 13, 22, 10)
 END_WIDTHS = (8, 8, 18, 9, 6, 6, 22)
-BOLD = Font(bold=True)
+BOM_WIDTHS = (12, 28, 20, 10, 8, 8)
 
 
 def end_legs(widest: int) -> list[str]:
@@ -84,68 +81,35 @@ class Bom:
         return Counter(self.switches.values())
 
 
-def _text_cell(sheet, value):
-    """A value as written; text that starts with "=" is kept as text, never run as a formula. Only
-    those get a cell object: building one per value would cost a tenth of a 30,000-row sheet."""
-    if not (isinstance(value, str) and value.startswith("=")):
-        return value
-    cell = WriteOnlyCell(sheet, value=value)
-    cell.data_type = "s"
-    return cell
-
-
-def _header_cells(sheet, names):
-    cells = []
-    for name in names:
-        cell = WriteOnlyCell(sheet, value=name)
-        cell.font = BOLD
-        cells.append(cell)
-    return cells
-
-
-def _set_widths(sheet, widths) -> None:
-    for index, width in enumerate(widths, start=1):
-        sheet.column_dimensions[get_column_letter(index)].width = width
-
-
-def write_bom(sheet, bom: Bom) -> None:
-    _set_widths(sheet, (12, 28, 20, 10, 8, 8))
-    sheet.append(_header_cells(sheet, ["Cables"]))
-    sheet.append(_header_cells(sheet, ["Network", "Plane", "Type", "Length (m)", "Legs", "Count"]))
+def write_bom(sheet: Sheet, bom: Bom) -> None:
+    sheet.header(["Cables"])
+    sheet.header(["Network", "Plane", "Type", "Length (m)", "Legs", "Count"])
     for (network, plane, kind, length, legs), count in sorted(
         bom.cables.items(), key=lambda item: (item[0][0], -1 if item[0][1] is None else item[0][1], *item[0][2:])
     ):
         sheet.append([network, plane, kind, float(Decimal(length)), legs, count])
-    sheet.append([])
-    sheet.append(_header_cells(sheet, ["Optics"]))
-    sheet.append(_header_cells(sheet, ["Part number", "Count"]))
+    sheet.blank()
+    sheet.header(["Optics"])
+    sheet.header(["Part number", "Count"])
     for part, count in sorted(bom.optics.items()):
-        sheet.append([_text_cell(sheet, part), count])
-    sheet.append([])
-    sheet.append(_header_cells(sheet, ["Switches"]))
-    sheet.append(_header_cells(sheet, ["Model", "Part number", "Role", "Count"]))
+        sheet.append([part, count])
+    sheet.blank()
+    sheet.header(["Switches"])
+    sheet.header(["Model", "Part number", "Role", "Count"])
     for (model, part, role), count in sorted(bom.switch_counts().items()):
-        sheet.append([model, _text_cell(sheet, part), role, count])
+        sheet.append([model, part, role, count])
 
 
 def cutsheet_xlsx(cables: QuerySet[Cable]) -> bytes:
     """The workbook for a scoped, filtered cable queryset."""
     widest = widest_breakout(cables)
-    header = cable_header(widest)
-    workbook = Workbook(write_only=True)
-    sheet = workbook.create_sheet(title="Cables")
-    # Write-only sheets take their layout before the first row.
-    sheet.freeze_panes = "A2"
-    _set_widths(sheet, [*CABLE_WIDTHS, *END_WIDTHS * len(end_legs(widest))])
-    sheet.append(_header_cells(sheet, header))
+    widths = [*CABLE_WIDTHS, *END_WIDTHS * len(end_legs(widest))]
+    writer = XlsxWriter()
+    sheet = writer.sheet("Cables", [Column(h, w) for h, w in zip(cable_header(widest), widths, strict=True)])
     bom = Bom()
-    rows = 0
     for cable in cable_rows(cables):
-        sheet.append([_text_cell(sheet, v) for v in cable_values(cable, widest)])
+        sheet.append(cable_values(cable, widest))
         bom.add(cable)
-        rows += 1
-    sheet.auto_filter.ref = f"A1:{get_column_letter(len(header))}{rows + 1}"
-    write_bom(workbook.create_sheet(title="BOM"), bom)
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
+    # Sections with their own headings: no sheet header, so the widths are given directly.
+    write_bom(writer.sheet("BOM", freeze=False, widths=BOM_WIDTHS), bom)
+    return writer.save()

@@ -12,17 +12,21 @@ Stocks (`STOCKS`, chosen with ?stock=):
 Printed per network (?network=) or per rack (?rack=): with a rack, only the ends in that rack are
 printed, so printing every rack in turn gives each end's label exactly once.
 
-A download holds at most MAX_LABELS labels (62 L7651 sheets; about 15 s at worst, when every label is
-of another cable): reportlab's QR encoder is pure Python (about 2.4 ms per cable), so the 57,000 labels
-of the 1,024-server fabric would take minutes. The demo's whole sheet (3,422 labels) takes 7 s, a network
-rack of the 1,024-server fabric (1,280 labels) 5 s; a whole-fabric sheet wants a background export job
-(a row with status and file, filled by a task).
+A direct download holds at most MAX_LABELS labels (62 L7651 sheets; about 15 s at worst, when every
+label is of another cable): reportlab's QR encoder is pure Python (about 2.4 ms per cable). The demo's
+whole sheet (3,422 labels) takes 7 s, a network rack of the 1,024-server fabric (1,280 labels) 5 s. A
+larger selection, up to the whole fabric, is a label sheet export (cabling.models.LabelSheetExport): a
+task writes the same sheet to a file (`write_labels`), reporting its progress every PROGRESS_EVERY labels.
+The whole 1,024-server fabric (57,344 labels) takes about 170 s and gives a 25 MiB PDF
+(bench/bench_label_export.py). The cables come from one streamed query, but reportlab keeps the document
+(each cable's codes, each page's text) until it writes the file: about 3.6 KB a label at the peak, 210 MiB
+for that fabric.
 """
 
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from django.db.models import QuerySet
@@ -33,6 +37,7 @@ from reportlab.lib.units import inch, mm
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
+from ..choices import LabelStockName
 from ..models import Cable
 from ..selectors import CableRow, cable_rows
 
@@ -42,7 +47,8 @@ MIN_FONT_PT = 3.0  # below this a printed line is unreadable; longer lines are c
 MAX_FAR_LINES = 4  # "to ..." lines on one label; more legs end with "+n more"
 QR_BORDER_MODULES = 2  # the label margin adds to the quiet zone
 MAX_BAR_PT = 0.75  # Code 128 module width: 0.26 mm (10 mil) when the label has room
-MAX_LABELS = 4000
+MAX_LABELS = 4000  # in one direct download; an export has no cap
+PROGRESS_EVERY = 250  # labels between two progress reports of an export
 
 
 @dataclass(frozen=True)
@@ -72,16 +78,16 @@ class LabelStock:
 
 
 STOCKS = {
-    "L7651": LabelStock(
-        name="L7651", page_size=A4, columns=5, rows=13, label_w=38.1 * mm, label_h=21.2 * mm,
+    LabelStockName.L7651: LabelStock(
+        name=LabelStockName.L7651, page_size=A4, columns=5, rows=13, label_w=38.1 * mm, label_h=21.2 * mm,
         left=4.75 * mm, top=10.7 * mm, pitch_x=40.6 * mm, pitch_y=21.2 * mm,
     ),
-    "thermal-2x1": LabelStock(
-        name="thermal-2x1", page_size=(2 * inch, 1 * inch), columns=1, rows=1, label_w=2 * inch, label_h=1 * inch,
-        left=0, top=0, pitch_x=2 * inch, pitch_y=1 * inch, padding=1.5 * mm,
+    LabelStockName.THERMAL_2X1: LabelStock(
+        name=LabelStockName.THERMAL_2X1, page_size=(2 * inch, 1 * inch), columns=1, rows=1, label_w=2 * inch,
+        label_h=1 * inch, left=0, top=0, pitch_x=2 * inch, pitch_y=1 * inch, padding=1.5 * mm,
     ),
 }
-DEFAULT_STOCK = "L7651"
+DEFAULT_STOCK = LabelStockName.L7651
 
 
 @dataclass(frozen=True)
@@ -120,24 +126,29 @@ def draw_qr(canvas: Canvas, widget: QrCodeWidget, x: float, y: float) -> None:
     """Draw the widget's QR symbol as one filled path, with (x, y) the bottom-left of its square.
 
     The widget's own draw() builds a graphics shape per run of dark modules, which is most of the time of
-    a 50,000-label sheet; its encoder (widget.qr) is used as is, so the symbol is the widget's."""
+    a 50,000-label sheet; its encoder (widget.qr) is used as is, so the symbol is the widget's. The path
+    is written in module units, rows counted down from the top: each run of dark modules is four small
+    integers rather than four point coordinates, a third of the bytes, and the QR codes are most of a
+    large sheet's size, and of the memory reportlab holds until the file is written."""
     widget.qr.make()
     modules = widget.qr.modules
-    count = len(modules)
-    box = widget.barWidth / (count + 2 * widget.barBorder)
+    count, border = len(modules), widget.barBorder
+    box = widget.barWidth / (count + 2 * border)
+    canvas.saveState()
+    canvas.transform(box, 0, 0, -box, x, y + widget.barHeight)
     path = canvas.beginPath()
     for r, row in enumerate(modules):
-        top = y + widget.barHeight - (r + widget.barBorder + 1) * box
         c = 0
         while c < count:
             if row[c]:
                 start = c
                 while c < count and row[c]:
                     c += 1
-                path.rect(x + (start + widget.barBorder) * box, top, (c - start) * box, box)
+                path.rect(start + border, r + border, c - start, 1)
             else:
                 c += 1
     canvas.drawPath(path, stroke=0, fill=1)
+    canvas.restoreState()
 
 
 def code128(value: str, width: float, height: float) -> Code128 | None:
@@ -208,23 +219,36 @@ class LabelSheet:
         canvas.restoreState()
 
 
-def labels_pdf(cables: QuerySet[Cable], *, stock: LabelStock, rack: str | None = None, title: str = "") -> bytes:
-    """The label sheet for a scoped, filtered cable queryset (one streamed query)."""
-    buffer = io.BytesIO()
-    canvas = Canvas(buffer, pagesize=stock.page_size, pageCompression=1)
+def write_labels(
+    target, cables: QuerySet[Cable], *, stock: LabelStock, rack: str | None = None, title: str = "",
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Draw the label sheet of a scoped, filtered cable queryset into `target` (a path or a binary file)
+    from one streamed query; `progress(done)` hears every PROGRESS_EVERY labels. Returns the count."""
+    canvas = Canvas(target, pagesize=stock.page_size, pageCompression=1)
     canvas.setTitle(title or "Cable labels")
     canvas.setCreator("Bringup")
     sheet = LabelSheet(canvas, stock)
-    slot = 0
+    slot = done = 0
     for item in end_labels(cable_rows(cables), rack=rack):
         if slot == stock.per_page:
             canvas.showPage()
             slot = 0
         sheet.draw(item, slot)
         slot += 1
-    if slot == 0:  # nothing to print: say so rather than hand out an empty file
+        done += 1
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress(done)
+    if done == 0:  # nothing to print: say so rather than hand out an empty file
         canvas.setFont(FONT, 8)
         canvas.drawString(10, stock.page_size[1] / 2, "No cable ends match.")
     canvas.showPage()
     canvas.save()
+    return done
+
+
+def labels_pdf(cables: QuerySet[Cable], *, stock: LabelStock, rack: str | None = None, title: str = "") -> bytes:
+    """The label sheet of a scoped, filtered cable queryset, as the bytes of a direct download."""
+    buffer = io.BytesIO()
+    write_labels(buffer, cables, stock=stock, rack=rack, title=title)
     return buffer.getvalue()

@@ -12,11 +12,12 @@ never returns a plan that fails its checks. The YAML format is in the README ("T
 
 from __future__ import annotations
 
-from .bom import BomLine, build_bom
+from .bom import build_bom
 from .cables import Devices, build_cables
 from .checks import check_plan
 from .labels import assign_labels, label_lines
 from .model import (
+    BomLine,
     Cable,
     CableEnd,
     Link,

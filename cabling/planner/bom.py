@@ -7,33 +7,11 @@ switch whose ASICs carry four planes, (0, 1) for a breakout cable whose legs go 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
 
+from .model import BomLine, Plan
 from .spec import NETWORK_ORDER
 
-if TYPE_CHECKING:
-    from .model import Plan
-
 CATEGORY_ORDER = {"switch": 0, "optic": 1, "cable": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class BomLine:
-    category: str  # switch | optic | cable
-    network: str
-    planes: tuple[int, ...]
-    item: str  # part number; for cables "<type> <length> m" (+ " 1x<n> breakout")
-    count: int
-    tier: str = ""  # switches: leaf | spine | super_spine
-    cable_type: str = ""
-    length_m: float | None = None
-    legs: int = 1  # cables: far ends (more than 1 for a breakout)
-
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["planes"] = list(self.planes)
-        return data
 
 
 def cable_item(cable_type: str, length_m: float, legs: int) -> str:

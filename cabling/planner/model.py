@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from .spec import CableType, Holds
 
 if TYPE_CHECKING:
-    from .bom import BomLine
     from .spec import FabricSpec
 
 
@@ -214,6 +213,27 @@ class NetworkPlan:
     cables: int = 0
     optics: int = 0
     max_servers: dict[int, int | None] = field(default_factory=dict)  # tiers -> largest size that fits
+
+
+@dataclass(frozen=True, slots=True)
+class BomLine:
+    """One line of the bill of materials (cabling.planner.bom builds them). Here, beside the Plan that
+    holds them, so the plan's model needs nothing from the module that computes it."""
+
+    category: str  # switch | optic | cable
+    network: str
+    planes: tuple[int, ...]
+    item: str  # part number; for cables "<type> <length> m" (+ " 1x<n> breakout")
+    count: int
+    tier: str = ""  # switches: leaf | spine | super_spine
+    cable_type: str = ""
+    length_m: float | None = None
+    legs: int = 1  # cables: far ends (more than 1 for a breakout)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["planes"] = list(self.planes)
+        return data
 
 
 @dataclass(slots=True)

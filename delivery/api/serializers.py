@@ -1,9 +1,10 @@
-from django.contrib.auth import get_user_model
-from django.core.exceptions import ValidationError as DjangoValidationError
 from rest_framework import serializers
 
+from core.api.exceptions import django_errors_as_400
 from delivery.models import Membership, Project
 from delivery.services import membership_set
+
+from .fields import UsernameField, VisibleProjectField
 
 
 class ProjectSerializer(serializers.ModelSerializer):
@@ -16,39 +17,10 @@ class ProjectSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class VisibleProjectField(serializers.SlugRelatedField):
-    """A project given by its code, chosen among the projects the requesting user can see, so an
-    outsider's write gets a 400 that does not reveal whether the project exists."""
-
-    def __init__(self, **kwargs):
-        kwargs.setdefault("slug_field", "code")
-        super().__init__(**kwargs)
-
-    def get_queryset(self):
-        from delivery.access import visible_projects
-
-        return visible_projects(self.context["request"].user)
-
-
-class UsernameField(serializers.CharField):
-    """A user given by their exact username. Not a related field on purpose: it offers no list of
-    choices (the browsable form would otherwise show every account of every tenant), and whatever the
-    reason a name is refused, the answer is the same one sentence."""
-
-    default_error_messages = {"no_such_user": "No active account has exactly this username."}
-
-    def to_internal_value(self, data):
-        username = super().to_internal_value(data)
-        user = get_user_model().objects.filter(username=username, is_active=True).first()
-        if user is None:
-            self.fail("no_such_user")
-        return user
-
-    def to_representation(self, value):
-        return value.get_username()
-
-
 class MembershipSerializer(serializers.ModelSerializer):
+    """Memberships are written by delivery.services.membership_set; its refusals (the last manager
+    cannot be demoted) reach the client through the API's exception handler as a 400 on the field."""
+
     project = VisibleProjectField()
     user = UsernameField(help_text="The exact username of the person to add.")
 
@@ -78,7 +50,6 @@ class MembershipSerializer(serializers.ModelSerializer):
         return self._set(instance.project, instance.user, validated_data.get("role", instance.role))
 
     def _set(self, project, user, role) -> Membership:
-        try:
+        # Two managers adding the same person at once: the loser's unique (user, project) is blamed on user.
+        with django_errors_as_400(self.fields):
             return membership_set(project=project, user=user, role=role)
-        except DjangoValidationError as exc:
-            raise serializers.ValidationError(serializers.as_serializer_error(exc)) from exc

@@ -6,8 +6,10 @@ this one, so a payload cannot link across projects, and an outsider learns nothi
 Ports, NICs and optics point at devices and ports by id, because those names are only unique within a
 project or a device.
 
-Writes run the model's full_clean() (devices and optics go through inventory.services), and every
-Django ValidationError or IntegrityError becomes a 400 naming the field, never a 500.
+Writes run the model's full_clean() (devices and optics go through inventory.services). A refusal rises
+as Django's ValidationError and the API's exception handler (core.api.exceptions) makes it the one 400
+shape; django_errors_as_400 around a save also blames a unique rule lost to a race on its field, so
+that is a 400 too, never a 500.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from rest_framework import serializers
 from core.api.exceptions import django_errors_as_400
 from core.api.fields import named_enum_field
 from delivery.access import scope_to_user, visible_projects
-from delivery.api.serializers import VisibleProjectField
+from delivery.api.fields import VisibleProjectField
 from delivery.models import Project
 from inventory import services
 from inventory.choices import HardwareKind, OpticStatus, PortKind

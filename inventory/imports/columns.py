@@ -6,6 +6,10 @@ An XLSX workbook holds one sheet per kind, named racks, devices, nics, optics; t
 that order, all in one transaction. Row 1 is the header; column names are case-insensitive and may
 come in any order; optional columns may be left out. Blank rows are skipped.
 
+Text a spreadsheet program would run as a formula (it starts with =, +, -, @) stays text: an XLSX
+export stores it as text, a CSV export writes it with a leading apostrophe, and the import takes off
+exactly that apostrophe (core.spreadsheets.csv_safe / csv_unsafe).
+
 Choice columns take the stored value or the label shown in the app (``gpu_node`` or ``GPU node``).
 A row whose key matches an existing object updates it; a blank optional cell on such a row leaves
 that field as it is. A blank cell on a new row takes the default.

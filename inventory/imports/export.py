@@ -1,18 +1,22 @@
 """Exports of the inventory in exactly the columns the import reads (inventory.imports.columns), so an
-exported file re-imports without edits."""
+exported file re-imports without edits.
+
+Both formats carry the formula guard of core.spreadsheets: a workbook is written by its XlsxWriter
+(text that starts with "=" stays text), and every CSV cell goes through csv_safe (formula-leading text
+gets an apostrophe). The reader takes that apostrophe off again with csv_unsafe, so a serial such as
+"=HYPERLINK(...)" or "-2+3" comes back as it was."""
 
 from __future__ import annotations
 
 import csv
 import io
 
+from core.spreadsheets import XlsxWriter, csv_safe
 from delivery.models import Project
 
 from ..models import Device, Nic, Optic, Rack
 from .columns import COLUMNS, KINDS
 
-CSV_CONTENT_TYPE = "text/csv; charset=utf-8"
-XLSX_CONTENT_TYPE = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
 FORMATS = ("csv", "xlsx")
 
 
@@ -25,30 +29,20 @@ def export_csv(project: Project, kind: str) -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS[kind])
-    writer.writerows(["" if value is None else value for value in row] for row in export_rows(project, kind))
+    writer.writerows(
+        [csv_safe("" if value is None else value) for value in row] for row in export_rows(project, kind)
+    )
     return buffer.getvalue().encode("utf-8")
 
 
 def export_xlsx(project: Project, kinds: list[str] | tuple[str, ...] = KINDS) -> bytes:
     """One sheet per kind, named after it. Text stays text (a serial of leading zeros keeps them)."""
-    from openpyxl import Workbook
-    from openpyxl.cell import WriteOnlyCell
-
-    workbook = Workbook(write_only=True)
+    writer = XlsxWriter()
     for kind in kinds:
-        sheet = workbook.create_sheet(title=kind)
-        sheet.append(list(COLUMNS[kind]))
+        sheet = writer.sheet(kind, COLUMNS[kind])
         for row in export_rows(project, kind):
-            cells = []
-            for value in row:
-                cell = WriteOnlyCell(sheet, value=value)
-                if isinstance(value, str):
-                    cell.data_type = "s"  # never a formula, even when the text starts with "="
-                cells.append(cell)
-            sheet.append(cells)
-    buffer = io.BytesIO()
-    workbook.save(buffer)
-    return buffer.getvalue()
+            sheet.append(row)
+    return writer.save()
 
 
 def export_filename(project: Project, kind: str | None, file_format: str) -> str:

@@ -3,6 +3,9 @@ Django, no database; what the rows mean is checked later (inventory.imports.vali
 
 Row numbers are the ones a spreadsheet shows: the header is row 1, the first data row is row 2, and
 blank rows are skipped without renumbering what follows.
+
+Text cells lose the apostrophe our exports put before formula-leading text (core.spreadsheets.csv_safe),
+and only that one, so an exported file reads back exactly as it was written.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import datetime
 import io
 from dataclasses import dataclass, field
 from pathlib import PurePath
+
+from core.spreadsheets import csv_unsafe
 
 from .columns import COLUMNS, KINDS, REQUIRED, kind_from_header
 
@@ -90,7 +95,8 @@ def read_inventory_file(filename: str, data: bytes, kind: str | None = None) -> 
 
 
 def cell_text(value) -> str:
-    """A cell as the text a person would type: whole numbers without '.0', dates as ISO."""
+    """A cell as the text a person would type: whole numbers without '.0', dates as ISO, text without the
+    formula guard's apostrophe."""
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -99,6 +105,8 @@ def cell_text(value) -> str:
         return str(int(value))
     if isinstance(value, datetime.datetime | datetime.date | datetime.time):
         return value.isoformat()
+    if isinstance(value, str):
+        return csv_unsafe(value.strip())
     return str(value).strip()
 
 
@@ -124,7 +132,7 @@ def _read_csv(filename: str, data: bytes, kind: str | None) -> Sheet:
 
 
 def _read_xlsx(filename: str, data: bytes, kind: str | None) -> list[Sheet]:
-    import openpyxl  # only here, so reading a CSV never pays for it
+    import openpyxl
 
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)

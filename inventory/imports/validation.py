@@ -187,12 +187,39 @@ def _with_row(name: str, rows: dict[str, int]) -> str:
     return f"{name} (row {rows[name]})" if name in rows else name
 
 
-class _ProjectPicture:
+class ProjectRows:
+    """The project's rows by the keys an import file names them with, each kind loaded in one query on
+    first use: what the check compares the rows with, and what the apply writes over."""
+
+    def __init__(self, project: Project):
+        self.project = project
+
+    @cached_property
+    def racks(self) -> dict[str, Rack]:
+        return {r.name: r for r in Rack.objects.filter(project=self.project).select_related("site")}
+
+    @cached_property
+    def devices(self) -> dict[str, Device]:
+        devices = Device.objects.filter(project=self.project).select_related("hardware_model", "rack")
+        return {d.name: d for d in devices}
+
+    @cached_property
+    def nics(self) -> dict[tuple[str, str], Nic]:
+        nics = Nic.objects.filter(device__project=self.project).select_related("device")
+        return {(n.device.name, n.slot): n for n in nics}
+
+    @cached_property
+    def optics(self) -> dict[str, Optic]:
+        optics = Optic.objects.filter(project=self.project).select_related("port__device")
+        return {o.serial: o for o in optics}
+
+
+class _ProjectPicture(ProjectRows):
     """The project's inventory as the rows checked so far would leave it. Loaded with a fixed number
     of queries (each part only when a sheet needs it); never written to the database."""
 
     def __init__(self, project: Project, sheets: list[Sheet]):
-        self.project = project
+        super().__init__(project)
         self.kinds = {sheet.kind for sheet in sheets}
         self.new_sites: set[str] = set()
         self.rack_rows: dict[str, int] = {}
@@ -212,17 +239,8 @@ class _ProjectPicture:
         return set(Site.objects.filter(project=self.project).values_list("name", flat=True))
 
     @cached_property
-    def racks(self) -> dict[str, Rack]:
-        return {r.name: r for r in Rack.objects.filter(project=self.project).select_related("site")}
-
-    @cached_property
     def rack_at(self) -> dict[tuple[str, str, int], str]:
         return {(r.site.name, r.row, r.position): r.name for r in self.racks.values()}
-
-    @cached_property
-    def devices(self) -> dict[str, Device]:
-        devices = Device.objects.filter(project=self.project).select_related("hardware_model", "rack")
-        return {d.name: d for d in devices}
 
     @cached_property
     def device_serials(self) -> dict[str, str]:
@@ -240,22 +258,12 @@ class _ProjectPicture:
         return taken
 
     @cached_property
-    def nics(self) -> dict[tuple[str, str], Nic]:
-        nics = Nic.objects.filter(device__project=self.project).select_related("device")
-        return {(n.device.name, n.slot): n for n in nics}
-
-    @cached_property
     def nic_serials(self) -> dict[str, str]:
         return {nic.serial: f"{device} {slot}" for (device, slot), nic in self.nics.items() if nic.serial}
 
     @cached_property
     def ports(self) -> set[tuple[str, str]]:
         return set(Port.objects.filter(device__project=self.project).values_list("device__name", "name"))
-
-    @cached_property
-    def optics(self) -> dict[str, Optic]:
-        optics = Optic.objects.filter(project=self.project).select_related("port__device")
-        return {o.serial: o for o in optics}
 
     @cached_property
     def port_optic(self) -> dict[tuple[str, str], str]:

@@ -1,21 +1,23 @@
-"""The upload page, the job page (progress, preview, confirm), its JSON status and the export downloads.
-Thin: access through ProjectViewMixin, reads through selectors, writes through services."""
+"""The upload page, the job page (progress, preview, confirm) and the export downloads. Thin: access
+through ProjectViewMixin, reads through selectors, writes through services. The job page's progress
+bar polls the one job status endpoint."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from core.choices import JobStatus
+from core.spreadsheets import CSV_CONTENT_TYPE, XLSX_CONTENT_TYPE
 from delivery.access import Capability, ProjectViewMixin
 
-from ..choices import ImportJobStatus
 from .columns import COLUMNS, KINDS
-from .export import CSV_CONTENT_TYPE, FORMATS, XLSX_CONTENT_TYPE, export_csv, export_filename, export_xlsx
+from .export import FORMATS, export_csv, export_filename, export_xlsx
 from .forms import ImportUploadForm
-from .selectors import RECENT_JOBS, import_job_detail, import_job_list, import_job_status
+from .selectors import RECENT_JOBS, import_job_detail, import_job_list
 from .services import import_job_confirm, import_job_create
 
 
@@ -40,7 +42,7 @@ class ImportPageView(ProjectViewMixin, FormView):
         context["jobs"] = import_job_list(user=self.request.user, project=self.project)[:RECENT_JOBS]
         context["columns"] = [(kind, COLUMNS[kind]) for kind in KINDS]
         context["kinds"] = KINDS
-        context["statuses"] = ImportJobStatus
+        context["statuses"] = JobStatus
         return context
 
 
@@ -52,7 +54,7 @@ class ImportJobView(ProjectViewMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         job = import_job_detail(user=self.request.user, project=self.project, pk=self.kwargs["pk"])
         context["job"] = job
-        context["statuses"] = ImportJobStatus
+        context["statuses"] = JobStatus
         context["counts"] = sorted(
             (job.summary or {}).get("counts", {}).items(), key=lambda item: KINDS.index(item[0])
         )
@@ -76,15 +78,6 @@ def _describe(row: dict) -> str:
     return ", ".join(parts)
 
 
-class ImportJobStatusView(ProjectViewMixin, View):
-    """JSON for static/js/progress.js: {status, status_label, done, total, finished}."""
-
-    required_capability = Capability.EDIT_INVENTORY
-
-    def get(self, request, *args, **kwargs):
-        return JsonResponse(import_job_status(user=request.user, project=self.project, pk=kwargs["pk"]))
-
-
 class ImportJobConfirmView(ProjectViewMixin, View):
     required_capability = Capability.EDIT_INVENTORY
 
@@ -100,12 +93,12 @@ class ImportJobConfirmView(ProjectViewMixin, View):
 
 
 class ExportView(ProjectViewMixin, View):
-    """?kind=racks|devices|nics|optics&format=csv|xlsx; an XLSX without a kind holds every kind.
-    Reading the inventory is all it does, so every member may download."""
+    """?kind=racks|devices|nics|optics&format=csv|xlsx; an XLSX without a kind holds every kind (what
+    a bare link gives). Reading the inventory is all it does, so every member may download."""
 
     def get(self, request, *args, **kwargs):
         kind = request.GET.get("kind") or None
-        file_format = request.GET.get("format", "csv")
+        file_format = request.GET.get("format") or ("csv" if kind else "xlsx")
         if kind is not None and kind not in KINDS:
             return HttpResponseBadRequest(f"kind must be one of {', '.join(KINDS)}")
         if file_format not in FORMATS:

@@ -27,7 +27,10 @@
     }
     if (status) status.textContent = state.status_label || state.status || "";
     if (count) count.textContent = state.total ? state.done + " / " + state.total : "";
-    var fields = box.querySelectorAll("[data-progress-field]");
+    // Figures a page shows beside the bar (a check run's verdict counts) sit inside the nearest
+    // element marked data-progress-scope around the box, or inside the box itself.
+    var scope = box.closest("[data-progress-scope]") || box;
+    var fields = scope.querySelectorAll("[data-progress-field]");
     for (var i = 0; i < fields.length; i++) {
       var value = state[fields[i].getAttribute("data-progress-field")];
       if (value !== undefined && value !== null) fields[i].textContent = value;

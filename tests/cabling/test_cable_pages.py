@@ -6,12 +6,11 @@ import io
 import re
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from openpyxl import load_workbook
 
 from cabling.choices import CableStatus
+from tests.support import count_queries
 
 from .conftest import NODE_OPTIC, SWITCH_OPTIC
 
@@ -196,9 +195,10 @@ def test_a_label_sheet_too_large_for_one_download_asks_for_a_rack(client_for, ma
 
 
 def queries_for(client, address) -> int:
-    with CaptureQueriesContext(connection) as captured:
+    def get():
         assert client.get(address).status_code == 200
-    return len(captured.captured_queries)
+
+    return count_queries(get)
 
 
 @pytest.mark.parametrize("name", ["cable-list", "cutsheet", "labels", "fabric"])

@@ -6,11 +6,10 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from cabling.exports.fabric_svg import Unit, _units, fabric_svg, fabric_views
+from tests.support import count_queries
 
 pytestmark = pytest.mark.django_db
 SVG = "{http://www.w3.org/2000/svg}"
@@ -160,9 +159,7 @@ def test_units_sort_names_with_digits_other_than_ascii():
 def test_fabric_queries_do_not_grow_with_cables(project, manager, add_cables, client_for,
                                                 django_assert_num_queries):
     def queries() -> int:
-        with CaptureQueriesContext(connection) as captured:
-            fabric_views(user=manager, project=project)
-        return len(captured.captured_queries)
+        return count_queries(lambda: fabric_views(user=manager, project=project))
 
     add_cables(project, 5, 0)
     few = queries()
@@ -170,10 +167,9 @@ def test_fabric_queries_do_not_grow_with_cables(project, manager, add_cables, cl
     assert queries() == few == 5
     client = client_for(manager)
     fabric_page(client, project)
-    with CaptureQueriesContext(connection) as captured:
-        body = fabric_page(client, project)
+    few = count_queries(lambda: fabric_page(client, project))
     add_cables(project, 10, 50)
-    with django_assert_num_queries(len(captured.captured_queries)):
+    with django_assert_num_queries(few):
         body = fabric_page(client, project)
     assert re.search(r'<tr data-link="node-leaf">.*?<td class="links">30</td>', body)  # plane 0: half of 60
 

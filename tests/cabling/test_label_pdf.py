@@ -11,13 +11,12 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from cabling.exports import labels_pdf as module
 from cabling.exports.labels_pdf import STOCKS, EndLabel, code128, labels_pdf
 from cabling.filters import CableFilterSet
 from cabling.selectors import cable_list
+from tests.support import count_queries
 
 pytestmark = pytest.mark.django_db
 
@@ -171,9 +170,7 @@ def test_an_empty_selection_says_so(fabric, manager):
 
 def test_label_sheet_query_count_does_not_grow_with_cables(project, manager, add_cables):
     def queries() -> int:
-        with CaptureQueriesContext(connection) as captured:
-            labels_pdf(cable_list(user=manager, project=project), stock=L7651)
-        return len(captured.captured_queries)
+        return count_queries(lambda: labels_pdf(cable_list(user=manager, project=project), stock=L7651))
 
     add_cables(project, 5, 0)
     few = queries()

@@ -18,9 +18,10 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Count
 
-from cabling.choices import CableStatus, CableType, FabricPlanStatus, Side
+from cabling.choices import CableStatus, CableType, Side
 from cabling.models import Cable, CableEnd, FabricPlan
 from cabling.services import PlanNotApplied, fabric_plan_apply_now, plan_apply, plan_diff, plan_of
+from core.choices import JobStatus
 from delivery.choices import Role
 from inventory.choices import DeviceRole, HardwareKind, Network, PortKind
 from inventory.models import Device, DeviceUnit, HardwareModel, Port, PortTemplate, Rack
@@ -365,7 +366,7 @@ def test_separate_planes_are_recorded_on_switch_lanes_and_breakout_cables_have_t
 def test_apply_now_records_an_applied_plan_only_when_something_changed(project, manager):
     fabric72_catalogue()
     row, result = fabric_plan_apply_now(project=project, spec_text=small_spec(4), user=manager)
-    assert row.status == FabricPlanStatus.APPLIED and row.applied_at and row.confirmed_by == manager
+    assert row.status == JobStatus.DONE and row.applied_at and row.confirmed_by == manager
     assert row.summary["cables"] == 64 and row.diff["counts"]["cables_added"] == 64
     again, result = fabric_plan_apply_now(project=project, spec_text=small_spec(4), user=manager)
     assert again is None and not result.changed

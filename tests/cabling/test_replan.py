@@ -11,9 +11,10 @@ import pytest
 import yaml
 from django.core.management import CommandError, call_command
 
-from cabling.choices import CableStatus, CableType, FabricPlanSource, FabricPlanStatus, Side
+from cabling.choices import CableStatus, CableType, FabricPlanSource, Side
 from cabling.models import Cable, CableEnd, FabricPlan
 from cabling.services import PlanNotApplied, plan_apply, plan_diff, plan_of
+from core.choices import JobStatus
 from inventory.choices import DeviceRole, DeviceStatus, Network
 from inventory.models import Device, DeviceUnit, Port
 from tests.cabling.test_plan_apply import fabric72_catalogue, small_spec, snapshot
@@ -248,7 +249,7 @@ def test_command_with_confirm_applies_and_records_the_plan(project, tmp_path):
     assert f"{project.code}: applied:" in text and "Recorded as fabric plan" in text
     assert Cable.objects.filter(project=project).count() == 64
     row = FabricPlan.objects.get(project=project)
-    assert (row.status, row.source) == (FabricPlanStatus.APPLIED, FabricPlanSource.COMMAND)
+    assert (row.status, row.source) == (JobStatus.DONE, FabricPlanSource.COMMAND)
     assert row.spec_text == small_spec(4)
     assert "nothing to do" in _run(path, project, "--confirm")
     assert FabricPlan.objects.filter(project=project).count() == 1

@@ -1,19 +1,23 @@
 """seed_demo builds the reference cluster of DOMAIN.md (its switches and cables from the fabric planner,
 through plan_apply of examples/demo-72.yaml), the demo users, an isolated second project, and running
-it again changes nothing."""
+it again changes nothing. The README's figures of the demo are the demo's own."""
 
+import re
 from io import StringIO
+from pathlib import Path
+from unittest import mock
 
 import pytest
 from django.apps import apps
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Q
 from django.urls import reverse
 
-from cabling.choices import CableStatus, FabricPlanSource, FabricPlanStatus, Side
+from cabling.choices import CableStatus, FabricPlanSource, Side
 from cabling.models import Cable, CableEnd, FabricPlan
+from core.choices import JobStatus
 from delivery.access import visible_projects
 from delivery.choices import Role
 from delivery.models import Membership, Project
@@ -24,25 +28,22 @@ from inventory.selectors import device_list, is_power_flagged, optic_list, rack_
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture(scope="module")
-def demo_output(django_db_setup, django_db_blocker):
-    """The demo, built once for this module inside a transaction rolled back at the end, so other
-    modules start from an empty database (each test's own transaction nests as a savepoint)."""
-    out = StringIO()
-    with django_db_blocker.unblock(), transaction.atomic():
-        call_command("seed_demo", stdout=out)
-        yield out.getvalue()
-        transaction.set_rollback(True)
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.fixture
-def demo(demo_output):
+def demo_output(demo_db):
+    """What seed_demo printed when it built the demo (once per test run: tests/delivery/demo_db.py)."""
+    return demo_db
+
+
+@pytest.fixture
+def demo(demo_db):
     return Project.objects.get(code=DEMO_CODE)
 
 
 @pytest.fixture
-def lab(demo_output):
+def lab(demo_db):
     return Project.objects.get(code=LAB_CODE)
 
 
@@ -114,7 +115,7 @@ def test_every_switch_is_the_planners_racked_powered_and_commissioned(demo):
 
 def test_the_demo_plan_is_recorded(demo):
     row = FabricPlan.objects.get(project=demo)
-    assert (row.status, row.source, row.name) == (FabricPlanStatus.APPLIED, FabricPlanSource.DEMO, "demo-72")
+    assert (row.status, row.source, row.name) == (JobStatus.DONE, FabricPlanSource.DEMO, "demo-72")
     assert row.summary["cables"] == 1711 and row.diff["counts"]["cables_added"] == 1711
 
 
@@ -185,10 +186,36 @@ def test_optics_in_stock_cover_the_plans_bill_of_materials_and_a_few_are_install
     for optic in installed:
         assert optic.port.device.project_id == demo.pk
         assert optic.dom_temperature_c and len(optic.dom_rx_power_dbm) == 8 and optic.dom_read_at
-    # The cables between those optics are verified; both their ends hold one.
-    verified = Cable.objects.filter(project=demo, status=CableStatus.VERIFIED)
-    assert verified.count() == 8
-    assert all(end.port.optic for cable in verified for end in cable.ends.select_related("port__optic"))
+    # The cables between those optics are installed; both their ends hold one. None is verified: only a
+    # scan verifies a cable, and the demo scans nothing.
+    installed = Cable.objects.filter(project=demo, status=CableStatus.INSTALLED)
+    assert installed.count() == 8
+    assert all(end.port.optic for cable in installed for end in cable.ends.select_related("port__optic"))
+    assert not Cable.objects.filter(status=CableStatus.VERIFIED).exists()
+
+
+def test_what_is_missing_of_the_demo_is_made_again_through_the_services(demo):
+    """A switch never commissioned and cables never installed are commissioned and installed by the next
+    seed_demo, through inventory's device_update and cabling's cable_status_set (the checks and history
+    those write), not by bulk updates around them."""
+    from delivery.roof import demo as demo_module
+
+    leaf = Device.objects.get(project=demo, name="ib-leaf-01")
+    Device.objects.filter(pk=leaf.pk).update(serial="", oob_address="", status=DeviceStatus.PLANNED)
+    installed = Cable.objects.filter(project=demo, status=CableStatus.INSTALLED)
+    cable_ids = set(installed.values_list("id", flat=True))
+    installed.update(status=CableStatus.PLANNED)
+    with (
+        mock.patch.object(demo_module, "device_update", wraps=demo_module.device_update) as device_update,
+        mock.patch.object(demo_module, "cable_status_set", wraps=demo_module.cable_status_set) as cable_status_set,
+    ):
+        call_command("seed_demo", "--no-check-runs", stdout=StringIO())
+    assert [call.kwargs["device"].pk for call in device_update.call_args_list] == [leaf.pk]
+    assert cable_status_set.call_args.kwargs["status"] == CableStatus.INSTALLED
+    leaf.refresh_from_db()
+    assert (leaf.status, leaf.serial) == (DeviceStatus.POWERED, "Q3400X00001")
+    assert leaf.history.latest().status == DeviceStatus.POWERED
+    assert set(Cable.objects.filter(status=CableStatus.INSTALLED).values_list("id", flat=True)) == cable_ids
 
 
 def test_users_have_their_roles_and_the_printed_password(demo, lab, demo_output):
@@ -229,7 +256,7 @@ def test_the_two_projects_share_no_site_rack_or_serial(demo, lab):
 
 
 def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(demo):
-    from validation.choices import RunStatus, Verdict
+    from validation.choices import Verdict
     from validation.demo_runs import DEMO_KINDS, DEMO_SEED
     from validation.models import CheckRun
     from validation.runners import plan_faults
@@ -237,7 +264,7 @@ def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(de
 
     runs = {run.kind: run for run in CheckRun.objects.filter(project=demo)}
     assert set(runs) == set(DEMO_KINDS)
-    assert all(run.status == RunStatus.DONE for run in runs.values())
+    assert all(run.status == JobStatus.DONE for run in runs.values())
     faults = plan_faults(sim_cluster_for(demo), DEMO_SEED)
     flagged = {
         run.kind: {r.device.name for r in run.results.exclude(verdict=Verdict.PASS).select_related("device")}
@@ -281,3 +308,108 @@ def test_the_demo_cut_sheet_label_sheet_and_fabric_view(demo, client):
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", "-", "-"], input=labels.content, capture_output=True, check=True).stdout
         assert cable.label in text.decode()
+
+
+# --- the README's figures are the demo's ----------------------------------------------------------------
+
+
+def _devices(project, **lookups):
+    return Device.objects.filter(project=project, **lookups)
+
+
+def _switches(project, **lookups):
+    return _devices(project, role__in=[DeviceRole.LEAF, DeviceRole.SPINE, DeviceRole.SUPER_SPINE], **lookups)
+
+
+def devices(**lookups):
+    return lambda project: _devices(project, **lookups).count()
+
+
+def switches(**lookups):
+    return lambda project: _switches(project, **lookups).count()
+
+
+def cables(**lookups):
+    return lambda project: Cable.objects.filter(project=project, **lookups).count()
+
+
+def optics(**lookups):
+    return lambda project: Optic.objects.filter(project=project, **lookups).count()
+
+
+def racks(project):
+    return Rack.objects.filter(project=project).count()
+
+
+# Each figure the README's demo paragraphs state, the pattern that finds it there, and how to count it in
+# the built demo. A figure that goes missing from the README fails too: change the pattern with the text.
+XDR = {"hardware_model__kind": HardwareKind.IB_SWITCH}
+README_FIGURES = {
+    "racks": (r"in ([\d,]+) racks", racks),
+    "GPU servers": (r"([\d,]+) GPU servers", devices(hardware_model__kind=HardwareKind.GPU_SERVER)),
+    "storage servers": (r"([\d,]+) storage servers", devices(hardware_model__kind=HardwareKind.STORAGE_SERVER)),
+    "switches": (r"([\d,]+) switches, all from the fabric planner", switches()),
+    "XDR switches": (r"([\d,]+) Quantum-X800", switches(**XDR)),
+    "XDR leaves": (r"([\d,]+) leaves", switches(**XDR, role=DeviceRole.LEAF)),
+    "XDR spines": (r"([\d,]+) spines", switches(**XDR, role=DeviceRole.SPINE)),
+    "storage switches": (r"([\d,]+) SN5610", switches(hardware_model__model__contains="SN5610")),
+    "in-band switches": (r"([\d,]+) SN4600C", switches(hardware_model__model__contains="SN4600C")),
+    "out-of-band switches": (r"([\d,]+) out-of-band switches", switches(hardware_model__kind=HardwareKind.MGMT_SWITCH)),
+    "cables": (r"([\d,]+) cables \(", cables()),
+    "compute cables": (r"cables \(([\d,]+) compute", cables(network=Network.COMPUTE)),
+    "storage cables": (r"([\d,]+) storage, ", cables(network=Network.STORAGE)),
+    "in-band cables": (r"([\d,]+) in-band, ", cables(network=Network.INBAND)),
+    "out-of-band cables": (r"([\d,]+) out-of-band;", cables(network=Network.OOB)),
+    "installed cables": (r"the ([\d,]+) of gpu-001 installed", cables(status=CableStatus.INSTALLED)),
+    "optics": (r"([\d,]+) optics \(", optics()),
+    "optics in stock": (r"([\d,]+) in stock", optics(status=OpticStatus.IN_STOCK)),
+    "optics installed": (r"([\d,]+) installed with DOM readings", optics(status=OpticStatus.INSTALLED)),
+}
+LAB_FIGURES = {
+    "servers": (r"\(([\d,]+) servers", devices(hardware_model__kind=HardwareKind.GPU_SERVER)),
+    "racks": (r"([\d,]+) racks?\)", racks),
+}
+
+
+def readme_paragraph(code: str) -> str:
+    """The README's list item about the demo project `code` (`- **DEMO-72**, ...` up to the next item)."""
+    text = README.read_text(encoding="utf-8")
+    found = re.search(rf"^- \*\*{re.escape(code)}\*\*(.*?)(?=^- |^\s*$)", text, flags=re.MULTILINE | re.DOTALL)
+    assert found, f"README.md has no '- **{code}**' item in its demo section"
+    return " ".join(found.group(0).split())
+
+
+def stated_figures(paragraph: str, figures: dict) -> dict[str, int]:
+    stated = {}
+    for name, (pattern, _) in figures.items():
+        found = re.search(pattern, paragraph)
+        assert found, f"README.md no longer states the {name} of the demo (pattern {pattern!r}): {paragraph}"
+        stated[name] = int(found.group(1).replace(",", ""))
+    return stated
+
+
+@pytest.mark.parametrize(("code", "figures"), [(DEMO_CODE, README_FIGURES), (LAB_CODE, LAB_FIGURES)])
+def test_the_readme_states_the_demos_own_figures(demo_db, code, figures):
+    project = Project.objects.get(code=code)
+    stated = stated_figures(readme_paragraph(code), figures)
+    built = {name: count(project) for name, (_, count) in figures.items()}
+    assert stated == built, "README.md's demo paragraph differs from the demo seed_demo builds"
+
+
+def test_the_readme_figures_are_read_where_they_stand():
+    """The patterns read each figure from its own phrase (guards the test above against reading, say, the
+    storage servers where the storage cables stand)."""
+    paragraph = (
+        "- **DEMO-72**, modelled on a cluster: 70 GPU servers and 5 storage servers in 20 racks; 21 switches, "
+        "all from the fabric planner: 10 Quantum-X800 switches (6 leaves and 3 spines), 4 SN5610 storage "
+        "switches, 3 SN4600C in-band switches and 2 out-of-band switches; 1,234 cables (1,000 compute, 100 "
+        "storage, 90 in-band, 44 out-of-band; the 7 of gpu-001 installed); 2,000 optics (1,990 in stock, 10 "
+        "installed with DOM readings)."
+    )
+    assert stated_figures(paragraph, README_FIGURES) == {
+        "racks": 20, "GPU servers": 70, "storage servers": 5, "switches": 21, "XDR switches": 10,
+        "XDR leaves": 6, "XDR spines": 3, "storage switches": 4, "in-band switches": 3,
+        "out-of-band switches": 2, "cables": 1234, "compute cables": 1000, "storage cables": 100,
+        "in-band cables": 90, "out-of-band cables": 44, "installed cables": 7, "optics": 2000,
+        "optics in stock": 1990, "optics installed": 10,
+    }

@@ -227,3 +227,78 @@ def test_project_home_counts_cables_and_check_runs(client_for, manager, project)
     body = client_for(manager).get(reverse("delivery:project-home", args=[project.code])).content.decode()
     assert "<b>1</b> cables" in body
     assert "<b>1</b> check runs" in body
+
+
+# --- delivery.access: writes -----------------------------------------------------------------------------
+
+
+def test_project_to_write_hides_the_project_from_outsiders_and_refuses_roles(project, outsider, customer, technician):
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
+
+    from delivery.access import project_to_write
+
+    assert project_to_write(technician, project.code, Capability.EDIT_INVENTORY) == project
+    with pytest.raises(PermissionDenied):
+        project_to_write(customer, project.code, Capability.EDIT_INVENTORY)
+    with pytest.raises(Http404):
+        project_to_write(outsider, project.code, Capability.VIEW)
+    with pytest.raises(Http404):
+        project_to_write(technician, "NO-SUCH", Capability.EDIT_INVENTORY)
+    assert project_to_write(technician, "", Capability.EDIT_INVENTORY) is None
+    assert project_to_write(technician, ["ACME-72"], Capability.EDIT_INVENTORY) is None
+
+
+def test_a_page_every_member_reads_refuses_the_post_of_a_role_without_its_write_capability(
+    rf, project, customer, technician, manager
+):
+    """ProjectViewMixin: `required_capability` for every request, `write_capability` too for a POST."""
+    from django.core.exceptions import PermissionDenied
+    from django.http import HttpResponse
+    from django.views import View
+
+    from delivery.access import ProjectViewMixin
+
+    class Settings(ProjectViewMixin, View):
+        write_capability = Capability.MANAGE_PROJECT
+
+        def get(self, request, code):
+            return HttpResponse("read")
+
+        def post(self, request, code):
+            return HttpResponse("written")
+
+    def answer(user, method):
+        request = getattr(rf, method)("/")
+        request.user = user
+        try:
+            return Settings.as_view()(request, code=project.code).content.decode()
+        except PermissionDenied:
+            return 403
+
+    assert [answer(user, "get") for user in (customer, technician, manager)] == ["read"] * 3
+    assert [answer(user, "post") for user in (customer, technician, manager)] == [403, 403, "written"]
+
+
+def test_project_create_checks_its_fields(db):
+    from delivery.services import project_create
+
+    project = project_create(code="NEW-8", name="New cluster", customer_name="Example")
+    assert (project.code, project.status) == ("NEW-8", "planning")
+    with pytest.raises(ValidationError) as refused:
+        project_create(code="bad code", name="x", customer_name="y")
+    assert list(refused.value.message_dict) == ["code"]
+    with pytest.raises(ValidationError) as taken:
+        project_create(code="NEW-8", name="Again", customer_name="Example")
+    assert "code" in taken.value.message_dict
+
+
+def test_user_ensure_makes_a_superuser_once_and_keeps_an_existing_password(db):
+    from delivery.services import user_ensure
+
+    existing = UserFactory(username="ops")
+    user = user_ensure(username="ops", password="something-else", superuser=True)
+    assert user.pk == existing.pk and user.is_staff and user.is_superuser
+    assert user.check_password("pw-for-tests-1") and not user.check_password("something-else")
+    plain = user_ensure(username="plain", password="pw-plain-1")
+    assert not (plain.is_staff or plain.is_superuser) and plain.check_password("pw-plain-1")

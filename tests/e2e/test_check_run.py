@@ -8,11 +8,16 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from core.choices import JobStatus
 from tests.validation.conftest import make_gpu_nodes
-from validation.choices import CheckKind, RunStatus, Verdict
+from validation.choices import CheckKind, Verdict
 from validation.models import CheckRun
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
+
+# The run page's progress box (templates/core/_progress.html inside #run-progress).
+PERCENT = "#run-progress [data-progress-field=percent]"
+STATUS = "#run-progress [data-progress-status]"
 
 
 def test_technician_starts_a_link_health_run_and_sees_it_finish_with_the_faults(page_for, technician, project):
@@ -29,10 +34,10 @@ def test_technician_starts_a_link_health_run_and_sees_it_finish_with_the_faults(
     expect(page).to_have_url(re.compile(rf"/p/{project.code}/checks/runs/\d+/$"))
     run = CheckRun.objects.get()
     bar = page.locator("#run-progress progress")
-    expect(bar).to_have_attribute("max", str(run.total))
-    expect(bar).to_have_attribute("value", str(run.total))
-    expect(page.locator("#run-percent")).to_have_text("100%")
-    expect(page.locator("#run-status")).to_have_text("Done")
+    expect(bar).to_have_attribute("max", str(run.progress_total))
+    expect(bar).to_have_attribute("value", str(run.progress_total))
+    expect(page.locator(PERCENT)).to_have_text("100")
+    expect(page.locator(STATUS)).to_have_text("Done")
 
     failed = page.locator("tr.result[data-verdict='fail']")
     expect(failed).to_have_count(2)
@@ -51,8 +56,8 @@ def test_technician_starts_a_link_health_run_and_sees_it_finish_with_the_faults(
 
 def test_customer_follows_the_run_but_gets_no_start_form(page_for, customer, project, technician):
     make_gpu_nodes(project, 1)
-    CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician, total=8,
-                            done=3, status=RunStatus.RUNNING)
+    CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician,
+                            progress_total=8, progress_done=3, status=JobStatus.RUNNING)
     page = page_for(customer, next_url=f"/p/{project.code}/checks/")
     expect(page.locator("#start-run")).to_have_count(0)
     expect(page.locator("tr.run progress")).to_have_attribute("value", "3")
@@ -61,25 +66,25 @@ def test_customer_follows_the_run_but_gets_no_start_form(page_for, customer, pro
 def test_the_run_page_polls_its_status_until_the_run_finishes(page_for, technician, project):
     """With a worker the run is still going when its page opens: the bar follows the run row, and the
     page reloads itself once the run is finished."""
-    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician, total=4,
-                                  done=1, status=RunStatus.RUNNING)
+    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician,
+                                  progress_total=4, progress_done=1, status=JobStatus.RUNNING)
     page = page_for(technician, next_url=f"/p/{project.code}/checks/runs/{run.pk}/")
     bar = page.locator("#run-progress progress")
     expect(bar).to_have_attribute("value", "1")
-    CheckRun.objects.filter(pk=run.pk).update(done=3)  # what a worker's progress refresh does
+    CheckRun.objects.filter(pk=run.pk).update(progress_done=3)  # what a worker's progress report does
     expect(bar).to_have_attribute("value", "3")
-    expect(page.locator("#run-percent")).to_have_text("75%")
-    CheckRun.objects.filter(pk=run.pk).update(done=4, status=RunStatus.DONE)
-    expect(page.locator("#run-status")).to_have_text("Done")
-    expect(page.locator("#run-progress[data-progress-url]")).to_have_count(0)  # reloaded: nothing to poll
+    expect(page.locator(PERCENT)).to_have_text("75")
+    CheckRun.objects.filter(pk=run.pk).update(progress_done=4, status=JobStatus.DONE)
+    expect(page.locator(STATUS)).to_have_text("Done")
+    expect(page.locator("#run-progress [data-progress-url]")).to_have_count(0)  # reloaded: nothing to poll
     expect(bar).to_have_attribute("value", "4")
 
 
 def test_an_outsider_gets_not_found_on_the_run_page_and_its_status(page_for, outsider, project, technician):
-    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician, total=4,
-                                  done=1, status=RunStatus.RUNNING)
+    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, requested_by=technician,
+                                  progress_total=4, progress_done=1, status=JobStatus.RUNNING)
     page = page_for(outsider)
-    for url in (f"/p/{project.code}/checks/runs/{run.pk}/", f"/p/{project.code}/checks/runs/{run.pk}/status/"):
+    for url in (f"/p/{project.code}/checks/runs/{run.pk}/", f"/api/jobs/{run.job_type}/{run.pk}/"):
         response = page.goto(url)
         assert response.status == 404, url
     expect(page.locator("body")).not_to_contain_text("Link health")

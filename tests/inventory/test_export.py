@@ -1,5 +1,7 @@
-"""Exports: the import's columns, a round trip that changes nothing, the download page and the command."""
+"""Exports: the import's columns, a round trip that changes nothing (formula-looking text included), the
+download page and the command."""
 
+import csv
 import io
 
 import pytest
@@ -7,10 +9,11 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from openpyxl import load_workbook
 
+from core.spreadsheets import FORMULA_LEADS
 from inventory.imports.columns import COLUMNS, KINDS
 from inventory.imports.export import export_csv, export_rows, export_xlsx
-from inventory.models import Device, Optic
-from inventory.services import device_create
+from inventory.models import Device, Nic, Optic, Port
+from inventory.services import device_create, optic_install
 from tests.factories import ProjectFactory
 
 from .test_import import catalogue, run_import  # noqa: F401 - the fixture is used by name
@@ -70,6 +73,67 @@ def test_an_export_imported_into_an_empty_project_gives_the_same_rows(stocked):
     assert (pdu.asset_tag, pdu.serial) == ("=1+1", "000123")
 
 
+# Text a spreadsheet program would run as a formula, written into names, serials and tags.
+FORMULA_TEXTS = ['=HYPERLINK("x")', "+cmd", "@SUM(1)", "-2+3"]
+
+
+@pytest.fixture
+def formulas(stocked, catalogue):  # noqa: F811 - catalogue is the imported fixture
+    """A device named like a formula, its serial, tag, a NIC's firmware and an optic's serial too: the
+    device's name is also a cell of the NIC and optic rows that point at it."""
+    name, serial, tag, other = FORMULA_TEXTS
+    device = device_create(project=stocked, hardware_model=catalogue["gpu"], name=name, serial=serial, asset_tag=tag)
+    Nic.objects.filter(device=device, slot="nic0").update(firmware=other)
+    optic_install(optic=Optic.objects.get(project=stocked, serial="MT2401-0003"),
+                  port=Port.objects.get(device=device, name="ib0"))
+    Optic.objects.filter(project=stocked, serial="MT2401-0003").update(serial=other)
+    return stocked
+
+
+def test_csv_exports_escape_formula_leads_and_read_back_unchanged(formulas):
+    empty = ProjectFactory(code="EMPTY-2")
+    for kind in KINDS:
+        data = export_csv(formulas, kind)
+        cells = [cell for record in csv.reader(io.StringIO(data.decode())) for cell in record]
+        assert not [cell for cell in cells if cell.startswith(FORMULA_LEADS)], kind
+        result = run_import(formulas, f"{kind}.csv", data)
+        assert result.applied and counts_without_unchanged(result) == {kind: (0, 0)}, [str(i) for i in result.issues]
+        assert run_import(empty, f"{kind}.csv", data).applied, kind
+    assert {f"'{text}" for text in FORMULA_TEXTS} <= {
+        cell for kind in KINDS for record in csv.reader(io.StringIO(export_csv(formulas, kind).decode()))
+        for cell in record
+    }
+    for kind in KINDS:
+        assert export_rows(empty, kind) == export_rows(formulas, kind), kind
+    device = Device.objects.get(project=empty, name='=HYPERLINK("x")')
+    assert (device.serial, device.asset_tag) == ("+cmd", "@SUM(1)")
+    assert Optic.objects.get(project=empty, serial="-2+3").port.device == device
+
+
+def test_xlsx_exports_keep_formula_leads_as_text_and_read_back_unchanged(formulas):
+    data = export_xlsx(formulas)
+    workbook = load_workbook(io.BytesIO(data))
+    cells = [cell for sheet in workbook for row in sheet.iter_rows() for cell in row]
+    leading = [cell for cell in cells if isinstance(cell.value, str) and cell.value.startswith(FORMULA_LEADS)]
+    assert set(FORMULA_TEXTS) <= {cell.value for cell in leading}  # as they are, no apostrophe
+    assert {cell.data_type for cell in leading} == {"s"}  # text, never a formula
+    result = run_import(formulas, "export.xlsx", data)
+    assert result.applied, [str(i) for i in result.issues]
+    assert counts_without_unchanged(result) == {kind: (0, 0) for kind in KINDS}
+    empty = ProjectFactory(code="EMPTY-3")
+    assert run_import(empty, "export.xlsx", data).applied
+    for kind in KINDS:
+        assert export_rows(empty, kind) == export_rows(formulas, kind), kind
+
+
+def test_only_the_apostrophe_of_the_guard_is_taken_off(project, catalogue):  # noqa: F811
+    """An apostrophe that does not guard a formula lead is part of the value."""
+    data = b"name,hardware_model,serial,asset_tag\ngpu-1,TEST-B300-8GPU,'=1,'AT'\n"
+    assert run_import(project, "devices.csv", data).applied
+    device = Device.objects.get(project=project, name="gpu-1")
+    assert (device.serial, device.asset_tag) == ("=1", "'AT'")
+
+
 def test_the_export_command_writes_csv_and_xlsx(stocked, tmp_path):
     target = tmp_path / "devices.csv"
     call_command("export_inventory", "--project", stocked.code, "--kind", "devices", "--format", "csv",
@@ -92,6 +156,14 @@ def test_the_export_download(client_for, technician, customer, stocked):
     response = client_for(customer).get(url, {"format": "xlsx"})
     assert response.status_code == 200
     assert load_workbook(io.BytesIO(response.content)).sheetnames == list(KINDS)
+
+
+def test_a_bare_export_link_downloads_the_whole_workbook(client_for, customer, stocked):
+    response = client_for(customer).get(reverse("imports:export", args=[stocked.code]))
+    assert response["Content-Disposition"] == 'attachment; filename="ACME-72-inventory.xlsx"'
+    assert load_workbook(io.BytesIO(response.content)).sheetnames == list(KINDS)
+    response = client_for(customer).get(reverse("imports:export", args=[stocked.code]), {"kind": "racks"})
+    assert response.content == export_csv(stocked, "racks")
 
 
 BAD_PARAMS = [{"kind": "cables"}, {"kind": "racks", "format": "pdf"}, {"format": "csv"}]

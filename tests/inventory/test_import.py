@@ -9,7 +9,8 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from openpyxl import Workbook
 
-from inventory.choices import DeviceStatus, HardwareKind, ImportJobStatus, ImportKind, OpticStatus
+from core.choices import JobStatus
+from inventory.choices import DeviceStatus, HardwareKind, ImportKind, OpticStatus
 from inventory.imports.columns import KINDS
 from inventory.imports.reader import ImportFileError, read_inventory_file
 from inventory.imports.services import (
@@ -22,6 +23,7 @@ from inventory.models import Device, DeviceUnit, ImportJob, Nic, Optic, Port, Ra
 from inventory.services import device_create
 from inventory.tasks import apply_import_job, preview_import_job
 from tests.factories import HardwareModelFactory, OpticFactory, gpu_server_model
+from tests.support import count_queries
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "import"
 DEVICE_HEADER = "name,hardware_model,rack,position_u,face,role,serial,asset_tag,oob_address,status"
@@ -557,8 +559,8 @@ def test_technician_uploads_previews_and_confirms(
     assert len(callbacks) == 1  # the preview is queued only once the job row is committed
     job = ImportJob.objects.get(project=project)
     assert response.status_code == 302 and response.url == reverse("imports:job", args=[project.code, job.pk])
-    assert (job.status, job.kinds, job.created_by, job.progress_done, job.progress_total) == (
-        ImportJobStatus.PREVIEW,
+    assert (job.status, job.kinds, job.requested_by, job.progress_done, job.progress_total) == (
+        JobStatus.WAITING,
         ["devices"],
         technician,
         6,
@@ -574,7 +576,7 @@ def test_technician_uploads_previews_and_confirms(
         response = client.post(reverse("imports:job-confirm", args=[project.code, job.pk]))
     assert response.status_code == 302
     job.refresh_from_db()
-    assert (job.status, job.confirmed_by) == (ImportJobStatus.APPLIED, technician)
+    assert (job.status, job.confirmed_by) == (JobStatus.DONE, technician)
     assert Device.objects.filter(project=project).count() == 6
     assert Device.history.filter(name="gpu-001").first().history_user == technician
     assert "Confirm and apply" not in client.get(response.url).content.decode()
@@ -589,7 +591,7 @@ def test_a_bad_upload_is_kept_and_its_errors_shown(
     with django_capture_on_commit_callbacks(execute=True):
         upload(client, project, "devices_bad_row7.csv", data)
     job = ImportJob.objects.get(project=project)
-    assert job.status == ImportJobStatus.FAILED
+    assert job.status == JobStatus.FAILED
     assert [e["text"] for e in job.errors] == ['devices_bad_row7.csv row 7, column rack: unknown rack "R99"']
     assert job.summary == {}  # no "what this import will do" beside the errors
     stored = Path(settings.MEDIA_ROOT) / job.file.name
@@ -598,7 +600,7 @@ def test_a_bad_upload_is_kept_and_its_errors_shown(
     assert "unknown rack &quot;R99&quot;" in page and "Confirm and apply" not in page
     assert client.post(reverse("imports:job-confirm", args=[project.code, job.pk])).status_code == 302
     job.refresh_from_db()
-    assert job.status == ImportJobStatus.FAILED and job.confirmed_at is None
+    assert job.status == JobStatus.FAILED and job.confirmed_at is None
 
 
 def test_a_file_that_is_not_inventory_is_kept_and_fails(
@@ -607,27 +609,45 @@ def test_a_file_that_is_not_inventory_is_kept_and_fails(
     with django_capture_on_commit_callbacks(execute=True):
         upload(client_for(technician), project, "not_inventory.pdf", fixture_bytes("not_inventory.pdf"))
     job = ImportJob.objects.get(project=project)
-    assert job.status == ImportJobStatus.FAILED
+    assert job.status == JobStatus.FAILED
     assert job.errors[0]["text"].startswith("not_inventory.pdf: not a CSV or XLSX file")
     assert (Path(settings.MEDIA_ROOT) / job.file.name).read_bytes() == fixture_bytes("not_inventory.pdf")
 
 
-def test_the_job_page_polls_while_the_preview_is_queued(client_for, technician, project, catalogue):
+def job_status_url(job) -> str:
+    return reverse("api-job-status", args=[job.job_type, job.pk])
+
+
+def test_the_job_page_polls_the_job_status_endpoint_while_the_preview_is_queued(
+    client_for, technician, project, catalogue
+):
     upload(client_for(technician), project, "racks.csv", fixture_bytes("racks.csv"))  # on_commit not run
     job = ImportJob.objects.get(project=project)
-    assert job.status == ImportJobStatus.QUEUED
+    assert job.status == JobStatus.QUEUED
     page = client_for(technician).get(reverse("imports:job", args=[project.code, job.pk])).content.decode()
-    assert reverse("imports:job-status", args=[project.code, job.pk]) in page
+    assert job_status_url(job) == f"/api/jobs/inventory.importjob/{job.pk}/"
+    assert f'data-progress-url="{job_status_url(job)}"' in page and "data-progress-reload" in page
     assert "js/progress.js" in page
-    status = client_for(technician).get(reverse("imports:job-status", args=[project.code, job.pk])).json()
-    assert status == {
-        "id": job.pk,
-        "status": "queued",
-        "status_label": "Queued",
-        "done": 0,
-        "total": 0,
-        "finished": False,
-    }
+    status = client_for(technician).get(job_status_url(job)).json()
+    assert (status["type"], status["status"], status["status_label"]) == ("inventory.importjob", "queued", "Queued")
+    assert (status["done"], status["total"], status["settled"]) == (0, 0, False)
+
+
+def test_the_job_status_speaks_the_imports_words(
+    project, technician, catalogue, client_for, django_capture_on_commit_callbacks
+):
+    run_import(project, "racks.csv")
+    job = make_job(project, technician, "devices.csv")
+    import_job_preview(job_id=job.pk)
+    status = client_for(technician).get(job_status_url(job)).json()
+    assert (status["status"], status["status_label"], status["settled"]) == ("waiting", "Ready to confirm", True)
+    assert (status["done"], status["total"], status["percent"]) == (6, 6, 100)
+    from inventory.imports.services import import_job_confirm
+
+    with django_capture_on_commit_callbacks(execute=True):
+        import_job_confirm(job=job, user=technician)
+    status = client_for(technician).get(job_status_url(job)).json()
+    assert (status["status"], status["status_label"], status["settled"]) == ("done", "Applied", True)
 
 
 def test_the_kind_from_the_form_is_used(
@@ -649,7 +669,7 @@ def test_tasks_are_safe_to_run_twice(project, technician, catalogue, django_capt
     preview_import_job.delay(job.pk)
     preview_import_job.delay(job.pk)
     job.refresh_from_db()
-    assert job.status == ImportJobStatus.PREVIEW
+    assert job.status == JobStatus.WAITING
     apply_import_job.delay(job.pk)  # not confirmed: nothing happens
     assert not Device.objects.filter(project=project).exists()
     from inventory.imports.services import import_job_confirm
@@ -659,7 +679,7 @@ def test_tasks_are_safe_to_run_twice(project, technician, catalogue, django_capt
     import_job_apply(job_id=job.pk)
     import_job_preview(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == ImportJobStatus.APPLIED
+    assert job.status == JobStatus.DONE
     assert Device.objects.filter(project=project).count() == 6
     assert Device.history.filter(name="gpu-001").count() == 1
 
@@ -679,7 +699,7 @@ def test_an_apply_that_meets_a_changed_project_fails_cleanly(project, technician
         position_u=1,
     )
     job = import_job_apply(job_id=job.pk)
-    assert job.status == ImportJobStatus.FAILED
+    assert job.status == JobStatus.FAILED
     assert job.errors[0]["text"] == (
         "devices.csv row 2, column position_u: U1 of rack R01 is already taken by intruder."
     )
@@ -689,7 +709,7 @@ def test_an_apply_that_meets_a_changed_project_fails_cleanly(project, technician
 def make_job(project, user, name: str) -> ImportJob:
     from django.core.files.base import ContentFile
 
-    job = ImportJob(project=project, created_by=user, original_name=name)
+    job = ImportJob(project=project, requested_by=user, original_name=name)
     job.file.save(name, ContentFile(fixture_bytes(name)), save=False)
     job.save()
     return job
@@ -703,7 +723,6 @@ def job_urls(project, job):
         ("get", reverse("imports:page", args=[project.code])),
         ("post", reverse("imports:page", args=[project.code])),
         ("get", reverse("imports:job", args=[project.code, job.pk])),
-        ("get", reverse("imports:job-status", args=[project.code, job.pk])),
         ("post", reverse("imports:job-confirm", args=[project.code, job.pk])),
     ]
 
@@ -721,6 +740,12 @@ def test_outsiders_get_404(client_for, outsider, project, technician):
     client = client_for(outsider)
     for method, url in job_urls(project, job):
         assert getattr(client, method)(url).status_code == 404, url
+    assert client.get(job_status_url(job)).status_code == 404
+
+
+def test_members_read_the_status_of_their_projects_jobs(client_for, customer, project, technician):
+    job = make_job(project, technician, "racks.csv")
+    assert client_for(customer).get(job_status_url(job)).json()["id"] == job.pk
 
 
 def test_a_job_of_another_project_is_404(client_for, technician, project, other_project):
@@ -730,7 +755,7 @@ def test_a_job_of_another_project_is_404(client_for, technician, project, other_
     foreign = make_job(other_project, technician, "racks.csv")
     client = client_for(technician)
     assert client.get(reverse("imports:job", args=[project.code, foreign.pk])).status_code == 404
-    assert client.get(reverse("imports:job-status", args=[project.code, foreign.pk])).status_code == 404
+    assert client.post(reverse("imports:job-confirm", args=[project.code, foreign.pk])).status_code == 404
 
 
 def test_anonymous_is_sent_to_login(client, project):
@@ -750,16 +775,10 @@ def test_the_status_endpoint_query_count_is_constant(
     big.summary = {"rows": {"devices": [{"row": i} for i in range(2000)]}}
     big.save()
     client = client_for(technician)
-    url = reverse("imports:job-status", args=[project.code, small.pk])
-    client.get(url)
-    # session, user, project, membership, job: however many errors or preview rows the job holds
-    with django_assert_num_queries(5) as first:
-        assert client.get(url).status_code == 200
-    with django_assert_num_queries(len(first.captured_queries)):
-        assert (
-            client.get(reverse("imports:job-status", args=[project.code, big.pk])).json()["status"]
-            == "queued"
-        )
+    client.get(job_status_url(small))
+    few = count_queries(lambda: client.get(job_status_url(small)))
+    with django_assert_num_queries(few):  # however many errors or preview rows the job holds
+        assert client.get(job_status_url(big)).json()["status"] == "queued"
 
 
 def test_the_import_page_query_count_does_not_grow_with_jobs(

@@ -10,8 +10,8 @@ import zipfile
 
 import pytest
 
-from inventory.choices import ImportAction, ImportJobStatus, OpticStatus
-from inventory.imports import services as import_services
+from core.choices import JobStatus
+from inventory.choices import ImportAction, OpticStatus
 from inventory.imports.reader import ImportFileError, read_inventory_file
 from inventory.imports.services import (
     PROJECT_CHANGED,
@@ -20,6 +20,7 @@ from inventory.imports.services import (
     import_job_confirm,
     import_job_preview,
 )
+from inventory.imports.services import apply as import_apply
 from inventory.models import Device, ImportJob, Optic, Port, Rack
 from inventory.services import device_create, optic_install
 from tests.factories import OpticFactory
@@ -80,7 +81,7 @@ def test_uploading_a_damaged_workbook_fails_the_job_with_that_error(
         response = upload(client_for(technician), project, "racks.xlsx", damaged_workbook(*damage))
     assert response.status_code == 302
     job = ImportJob.objects.get(project=project)
-    assert job.status == ImportJobStatus.FAILED
+    assert job.status == JobStatus.FAILED
     assert job.errors[0]["text"].startswith("racks.xlsx sheet racks row 3: a cell of this row cannot be read")
     assert not Rack.objects.filter(project=project).exists()
 
@@ -93,11 +94,11 @@ def test_an_unexpected_error_in_the_preview_fails_the_job_and_is_logged(
     project, technician, catalogue, monkeypatch, caplog
 ):
     job = make_job(project, technician, "racks.csv")
-    monkeypatch.setattr(import_services, "build_plan", _explode)
+    monkeypatch.setattr(import_apply, "build_plan", _explode)
     with caplog.at_level(logging.ERROR, logger="inventory.imports.services"):
         job = import_job_preview(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == ImportJobStatus.FAILED and job.finished_at is not None
+    assert job.status == JobStatus.FAILED and job.finished_at is not None
     assert job.errors[0]["text"] == f"racks.csv: {UNEXPECTED_ERROR}"
     assert "a bug nobody foresaw" not in job.errors[0]["text"]  # details go to the log, not the page
     assert "RuntimeError: a bug nobody foresaw" in caplog.text
@@ -109,11 +110,11 @@ def test_an_unexpected_error_in_the_apply_fails_the_job_and_writes_nothing(
     job = make_job(project, technician, "racks.csv")
     import_job_preview(job_id=job.pk)
     import_job_confirm(job=ImportJob.objects.get(pk=job.pk), user=technician)
-    monkeypatch.setattr(import_services._Applier, "_racks", _explode)
+    monkeypatch.setattr(import_apply._Applier, "_racks", _explode)
     with caplog.at_level(logging.ERROR, logger="inventory.imports.services"):
         import_job_apply(job_id=job.pk)
     job.refresh_from_db()
-    assert job.status == ImportJobStatus.FAILED
+    assert job.status == JobStatus.FAILED
     assert job.errors[0]["text"] == f"racks.csv: {UNEXPECTED_ERROR}"
     assert "RuntimeError" in caplog.text
     assert not Rack.objects.filter(project=project).exists()
@@ -128,7 +129,7 @@ def test_an_apply_whose_plan_differs_from_the_preview_is_refused(project, techni
     # Someone adds one of the file's devices (unracked) in between: the file would now update it instead.
     device_create(project=project, hardware_model=catalogue["gpu"], name="gpu-001")
     job = import_job_apply(job_id=job.pk)
-    assert job.status == ImportJobStatus.FAILED
+    assert job.status == JobStatus.FAILED
     assert [e["text"] for e in job.errors] == [f"devices.csv: {PROJECT_CHANGED}"]
     assert list(Device.objects.filter(project=project).values_list("name", flat=True)) == ["gpu-001"]
     assert Device.objects.get(name="gpu-001").rack is None
@@ -139,7 +140,7 @@ def test_an_apply_that_matches_the_preview_goes_through(project, technician, cat
     job = make_job(project, technician, "devices.csv")
     import_job_preview(job_id=job.pk)
     import_job_confirm(job=ImportJob.objects.get(pk=job.pk), user=technician)
-    assert import_job_apply(job_id=job.pk).status == ImportJobStatus.APPLIED
+    assert import_job_apply(job_id=job.pk).status == JobStatus.DONE
 
 
 def test_an_outsider_cannot_upload(client_for, outsider, project):

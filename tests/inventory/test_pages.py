@@ -6,8 +6,6 @@ import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -18,9 +16,10 @@ from inventory.choices import (
     FormFactor,
     HardwareKind,
     OpticStatus,
+    PortKind,
     RackStatus,
 )
-from inventory.models import Device, DeviceUnit, Port
+from inventory.models import Device, DeviceUnit, Port, PortTemplate
 from inventory.services import device_create, optic_install
 from tests.factories import (
     HardwareModelFactory,
@@ -30,6 +29,7 @@ from tests.factories import (
     UserFactory,
     gpu_server_model,
 )
+from tests.support import count_queries
 
 pytestmark = pytest.mark.django_db
 SVG = "{http://www.w3.org/2000/svg}"
@@ -364,9 +364,7 @@ def test_anonymous_is_sent_to_login(client, inv):
 
 
 def queries_for(client, address) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        assert client.get(address).status_code == 200
-    return len(captured.captured_queries)
+    return count_queries(lambda: page(client, address))
 
 
 def add_racks_with_devices(project, count, start):
@@ -421,6 +419,36 @@ def test_rack_page_query_count_does_not_grow_with_devices(client_for, customer, 
     with django_assert_num_queries(few):
         body = page(client, url("rack-detail", project, rack.pk))
     assert body.count('data-device="q-') == 2 * 40  # front and rear
+
+
+def switch_model(ports: int, *, part_number: str):
+    """A leaf switch with `ports` 800G ports, every other one split 2 x 400G."""
+    model = HardwareModelFactory(part_number=part_number, kind=HardwareKind.IB_SWITCH, height_u=1)
+    for i in range(ports):
+        split = i % 2 == 0
+        PortTemplate.objects.create(
+            hardware_model=model, name=f"p{i}", kind=PortKind.INFINIBAND, speed_gbps=800,
+            breakout_lanes=2 if split else 1, lane_speed_gbps=400 if split else None,
+        )
+    return model
+
+
+def test_device_page_query_count_does_not_grow_with_ports_and_optics(client_for, technician, project,
+                                                                     django_assert_num_queries):
+    """The page of a big leaf switch (one unpaged table of ports and lanes) costs what a small one does."""
+    client = client_for(technician)
+    small = device_create(project=project, hardware_model=switch_model(2, part_number="SW-2"), name="leaf-s")
+    big = device_create(project=project, hardware_model=switch_model(60, part_number="SW-60"), name="leaf-b")
+    seated = [
+        optic_install(optic=OpticFactory(project=project), port=port).serial
+        for device in (small, big)
+        for port in device.ports.filter(parent__isnull=True).order_by("id")[:2]
+    ]
+    few = queries_for(client, url("device-detail", project, small.pk))
+    with django_assert_num_queries(few):
+        body = page(client, url("device-detail", project, big.pk))
+    assert body.count('<tr class="port"') == 60 and body.count('<tr class="lane"') == 60
+    assert [serial in body for serial in seated] == [False, False, True, True]
 
 
 # --- admin -------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """Fixtures for the validation engine's tests: a small GPU cluster built through the real inventory
-service (so every node has 8 ConnectX-8 rails of 4 x 200G lanes, from the templates)."""
+service (so every node has 8 ConnectX-8 rails of 4 x 200G lanes, from the templates), and runs started
+on it through the service."""
 
 from pathlib import Path
 
@@ -9,8 +10,11 @@ from inventory.choices import DeviceRole
 from inventory.models import HardwareModel
 from inventory.services import device_create
 from tests.factories import gpu_server_model
+from validation import services
+from validation.choices import CheckKind
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "tool-outputs"
+SEED = 1  # the simulated runner's fault placement the tests expect
 
 
 def fixture_text(name: str) -> str:
@@ -38,3 +42,30 @@ def make_gpu_nodes(project, count: int, *, prefix: str = "gpu", model=None):
 def gpu_nodes(project):
     """Four GPU nodes: enough for pairs, rounds and two NCCL groups."""
     return make_gpu_nodes(project, 4)
+
+
+@pytest.fixture
+def nodes(project):
+    """Two GPU nodes: one pair, 16 ports."""
+    return make_gpu_nodes(project, 2)
+
+
+@pytest.fixture
+def start(project, django_capture_on_commit_callbacks):
+    """Start a run through the service; with `execute` (the default) its on-commit dispatch runs too, so
+    eagerly the run has finished when this returns. Options default to the tests' seed."""
+
+    def start_run(kind, *, user=None, execute=True, **options):
+        options.setdefault("seed", SEED)
+        with django_capture_on_commit_callbacks(execute=execute):
+            run = services.check_run_start(project=project, kind=kind, requested_by=user, options=options)
+        run.refresh_from_db()
+        return run
+
+    return start_run
+
+
+@pytest.fixture
+def link_run(start, nodes):
+    """A finished link-health run on the two nodes: 16 ports, the seed's two faults."""
+    return start(CheckKind.LINK_HEALTH)

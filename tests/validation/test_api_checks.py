@@ -3,43 +3,20 @@ run, cancel it, re-run its failures. Managers and technicians write, customers g
 bad input is a 400 naming the field."""
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
+from core.choices import JobStatus
+from tests.support import count_queries
 from validation import services
-from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from validation.models import CheckResult, CheckRun
 from validation.runners import plan_faults
 
-from .conftest import make_gpu_nodes
+from .conftest import SEED
 
 pytestmark = pytest.mark.django_db
 
-SEED = 1
 RUNS = "/api/check-runs/"
 RESULTS = "/api/check-results/"
-
-
-@pytest.fixture
-def nodes(project):
-    return make_gpu_nodes(project, 2)
-
-
-@pytest.fixture
-def start(project, django_capture_on_commit_callbacks):
-    def start_run(kind, *, execute=True, **options):
-        options.setdefault("seed", SEED)
-        with django_capture_on_commit_callbacks(execute=execute):
-            run = services.check_run_start(project=project, kind=kind, options=options)
-        run.refresh_from_db()
-        return run
-
-    return start_run
-
-
-@pytest.fixture
-def link_run(start, nodes):
-    return start(CheckKind.LINK_HEALTH)
 
 
 @pytest.fixture
@@ -129,7 +106,7 @@ def test_technician_starts_a_run_that_finds_the_injected_faults(api_for, post_st
 
 def test_runner_defaults_to_simulated(post_start, manager, nodes):
     body = post_start(manager, kind="node_inventory").json()
-    assert body["runner"] == "simulated" and CheckRun.objects.get(pk=body["id"]).status == RunStatus.DONE
+    assert body["runner"] == "simulated" and CheckRun.objects.get(pk=body["id"]).status == JobStatus.DONE
 
 
 @pytest.mark.parametrize(
@@ -184,8 +161,8 @@ def test_rerun_failed_creates_a_child_run_of_the_failures(
         response = api_for(manager).post(f"{RUNS}{link_run.pk}/rerun-failed/")
     assert response.status_code == 201
     child = CheckRun.objects.get(pk=response.json()["id"])
-    assert child.parent == link_run and response.json()["parent"] == link_run.pk and child.total == 2
-    assert child.status == RunStatus.DONE  # the same faults, found again
+    assert child.parent == link_run and response.json()["parent"] == link_run.pk and child.progress_total == 2
+    assert child.status == JobStatus.DONE  # the same faults, found again
     assert set(child.results.values_list("target_key", flat=True)) == set(
         link_run.results.filter(verdict=Verdict.FAIL).values_list("target_key", flat=True)
     )
@@ -203,7 +180,7 @@ def test_customer_gets_403_on_cancel_and_rerun(api_for, customer, link_run, star
     assert api.post(f"{RUNS}{queued.pk}/cancel/").status_code == 403
     assert api.post(f"{RUNS}{link_run.pk}/rerun-failed/").status_code == 403
     queued.refresh_from_db()
-    assert queued.status == RunStatus.QUEUED and CheckRun.objects.count() == 2
+    assert queued.status == JobStatus.QUEUED and CheckRun.objects.count() == 2
 
 
 def test_outsider_gets_404_on_every_run_and_result_endpoint(api_for, outsider, link_run):
@@ -224,22 +201,16 @@ def test_anonymous_gets_nothing(client, link_run):
 # -- query counts ----------------------------------------------------------------------------------------------
 
 
-def _count(api, address, params=None) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        assert api.get(address, params).status_code == 200
-    return len(captured.captured_queries)
-
-
 def test_run_list_costs_the_same_queries_for_5_and_50_runs(api_for, technician, project, django_assert_num_queries):
     def add(count):
         CheckRun.objects.bulk_create(
-            CheckRun(project=project, kind=CheckKind.NCCL, requested_by=technician, total=2, done=1)
+            CheckRun(project=project, kind=CheckKind.NCCL, requested_by=technician, progress_total=2, progress_done=1)
             for _ in range(count)
         )
 
     add(5)
     api = api_for(technician)
-    few = _count(api, RUNS)
+    few = count_queries(lambda: api.get(RUNS).json()["count"])
     add(45)
     with django_assert_num_queries(few):
         assert api.get(RUNS).json()["count"] == 50
@@ -249,7 +220,7 @@ def test_result_list_costs_the_same_queries_for_5_and_50_results(
     api_for, technician, project, link_run, django_assert_num_queries
 ):
     template = list(link_run.results.all())
-    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, total=50)
+    run = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, progress_total=50)
 
     def add(start, count):
         CheckResult.objects.bulk_create(
@@ -260,7 +231,7 @@ def test_result_list_costs_the_same_queries_for_5_and_50_results(
 
     add(0, 5)
     api = api_for(technician)
-    few = _count(api, RESULTS, {"run": run.pk})
+    few = count_queries(lambda: api.get(RESULTS, {"run": run.pk}).json()["count"])
     add(5, 45)
     with django_assert_num_queries(few):
         assert api.get(RESULTS, {"run": run.pk}).json()["count"] == 50
@@ -278,7 +249,8 @@ def test_a_project_without_runs_lists_nothing(api_for, manager, project):
 
 def test_cancel_and_rerun_of_an_upload_run_are_a_400_saying_why(api_for, technician, project, nodes):
     upload = CheckRun.objects.create(
-        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=RunStatus.DONE, total=1, done=1
+        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=JobStatus.DONE,
+        progress_total=1, progress_done=1,
     )
     upload.results.create(target_key="gpu-001:ib0", status=ResultStatus.DONE, verdict=Verdict.FAIL)
     api = api_for(technician)

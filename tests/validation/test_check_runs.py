@@ -14,36 +14,22 @@ from django.utils import timezone
 
 from cabling.choices import CableType, Side
 from cabling.models import Cable, CableEnd
+from core.choices import JobStatus
 from inventory.choices import Network
 from inventory.models import Port
 from inventory.services import device_update, optic_install
 from tests.factories import OpticFactory, RackFactory
 from validation import criteria, selectors, services, tasks
-from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from validation.models import AcceptanceProfile, CheckResult, CheckRun
 from validation.parsers import perftest
 from validation.runners import plan_faults
 from validation.runners.commands import mlxlink_command
 
-from .conftest import make_gpu_nodes, two_plane_server_model
+from .conftest import SEED, make_gpu_nodes, two_plane_server_model
 
 pytestmark = pytest.mark.django_db
 
-SEED = 1
-
-
-@pytest.fixture
-def start(project, django_capture_on_commit_callbacks):
-    """Start a run and let its on-commit dispatch execute (eager: the run is finished on return)."""
-
-    def start_run(kind, *, user=None, **options):
-        options.setdefault("seed", SEED)
-        with django_capture_on_commit_callbacks(execute=True):
-            run = services.check_run_start(project=project, kind=kind, requested_by=user, options=options)
-        run.refresh_from_db()
-        return run
-
-    return start_run
 
 
 @pytest.fixture
@@ -64,7 +50,7 @@ def involves(key: str, node: str) -> bool:
 
 def test_link_health_finds_the_dirty_fiber_and_the_hot_optic_only(start, gpu_nodes, faults):
     run = start(CheckKind.LINK_HEALTH)
-    assert (run.status, run.done, run.total) == (RunStatus.DONE, 32, 32)
+    assert (run.status, run.progress_done, run.progress_total) == (JobStatus.DONE, 32, 32)
     expected = {
         f"{node}:ib{device.removeprefix('mlx5_')}" for node, device in (faults.dirty_fiber, faults.hot_optic)
     }
@@ -90,7 +76,7 @@ def test_every_result_keeps_raw_output_metrics_and_command(start, gpu_nodes):
 
 def test_gpu_rdma_fails_exactly_the_pairs_with_the_slow_node(start, gpu_nodes, faults):
     run = start(CheckKind.GPU_RDMA)
-    assert run.total == 16  # 2 disjoint pairs x 8 rails
+    assert run.progress_total == 16  # 2 disjoint pairs x 8 rails
     failed = not_passed(run)
     assert failed and all(involves(key, faults.slow_gpu_rdma_node) for key in failed)
     assert len(failed) == 8  # its one pair, every rail
@@ -110,7 +96,7 @@ def test_gpu_rdma_fails_exactly_the_pairs_with_the_slow_node(start, gpu_nodes, f
 
 def test_cpu_path_bandwidth_is_clean(start, gpu_nodes):
     run = start(CheckKind.CPU_BANDWIDTH)
-    assert run.status == RunStatus.DONE and not not_passed(run)
+    assert run.status == JobStatus.DONE and not not_passed(run)
     assert all(440 < r.metrics["bw_avg_gbps"] < 470 for r in run.results.all())
 
 
@@ -126,7 +112,7 @@ def test_pair_bandwidth_rounds_never_put_a_node_in_two_tests(start, gpu_nodes):
 
 def test_bandwidth_matrix_flags_every_pair_with_the_slow_node_and_names_it(start, project, gpu_nodes, faults):
     run = start(CheckKind.BANDWIDTH_MATRIX)
-    assert run.total == 6 and run.status == RunStatus.DONE
+    assert run.progress_total == 6 and run.status == JobStatus.DONE
     failed = not_passed(run)
     assert set(failed) == {
         key
@@ -171,7 +157,7 @@ def test_nccl_in_groups_flags_only_groups_holding_a_faulty_node(start, project):
     make_gpu_nodes(project, 8)
     faults = plan_faults(services.sim_cluster_for(project), SEED)
     run = start(CheckKind.NCCL, group_size=2, launcher="srun")
-    assert run.total == 4
+    assert run.progress_total == 4
     bad_nodes = {faults.nccl_corruption_node, faults.slow_gpu_rdma_node}
     for result in run.results.all():
         hosts = set(result.params["hosts"])
@@ -259,11 +245,11 @@ def test_run_is_enqueued_only_when_the_transaction_commits(
         run = services.check_run_start(project=project, kind=CheckKind.NODE_INVENTORY)
     assert len(callbacks) == 1
     run.refresh_from_db()
-    assert (run.status, run.done, run.total) == (RunStatus.QUEUED, 0, 4)
+    assert (run.status, run.progress_done, run.progress_total) == (JobStatus.QUEUED, 0, 4)
     assert set(run.results.values_list("status", flat=True)) == {ResultStatus.PENDING}
     callbacks[0]()
     run.refresh_from_db()
-    assert (run.status, run.done) == (RunStatus.DONE, 4)
+    assert (run.status, run.progress_done) == (JobStatus.DONE, 4)
     assert "simulated faults:" in run.log and "finished: 4 pass" in run.log
 
 
@@ -284,7 +270,7 @@ def test_dispatcher_hands_out_one_round_at_a_time(project, gpu_nodes, django_cap
     second = services.check_run_advance(run_id=run.pk)
     assert set(CheckResult.objects.filter(pk__in=second).values_list("round", flat=True)) == {1}
     run.refresh_from_db()
-    assert (run.status, run.current_round) == (RunStatus.RUNNING, 1)
+    assert (run.status, run.current_round) == (JobStatus.RUNNING, 1)
 
 
 # -- redelivery, cancel, re-run, retries ---------------------------------------------------------------
@@ -372,7 +358,7 @@ def test_a_dispatch_redelivered_after_it_recorded_its_round_still_hands_the_roun
     run = handed_out(CheckKind.BANDWIDTH_MATRIX)  # round 0 recorded; its check_target tasks were lost
     tasks.check_run_dispatch.delay(run.pk)  # the redelivered dispatch (eager: it walks every round)
     run.refresh_from_db()
-    assert (run.status, run.done, run.total) == (RunStatus.DONE, 6, 6)
+    assert (run.status, run.progress_done, run.progress_total) == (JobStatus.DONE, 6, 6)
 
 
 def test_a_target_key_is_unique_within_its_run(start, gpu_nodes):
@@ -387,7 +373,7 @@ def test_cancel_stops_scheduling(project, gpu_nodes, technician, django_capture_
     services.check_run_cancel(run=run, user=technician)
     callbacks[0]()  # the dispatch that was already queued
     run.refresh_from_db()
-    assert (run.status, run.done) == (RunStatus.CANCELLED, 32)
+    assert (run.status, run.progress_done) == (JobStatus.CANCELLED, 32)
     assert set(run.results.values_list("status", flat=True)) == {ResultStatus.CANCELLED}
     assert not run.results.filter(attempt__gt=0).exists()
     assert "cancelled by tech" in run.log
@@ -401,7 +387,7 @@ def test_a_target_already_queued_when_its_run_is_cancelled_does_not_run(
     with django_capture_on_commit_callbacks(execute=False):
         run = services.check_run_start(project=project, kind=CheckKind.LINK_HEALTH)
     queued = services.check_run_advance(run_id=run.pk)
-    CheckRun.objects.filter(pk=run.pk).update(status=RunStatus.CANCELLED)
+    CheckRun.objects.filter(pk=run.pk).update(status=JobStatus.CANCELLED)
     tasks.check_target.delay(queued[0])
     result = CheckResult.objects.get(pk=queued[0])
     assert (result.status, result.attempt) == (ResultStatus.CANCELLED, 0)
@@ -415,7 +401,7 @@ def test_rerun_failed_repeats_only_the_failed_targets(
     with django_capture_on_commit_callbacks(execute=True):
         child = services.check_run_rerun_failed(run=run, requested_by=technician)
     child.refresh_from_db()
-    assert child.parent == run and child.total == 2 and child.status == RunStatus.DONE
+    assert child.parent == run and child.progress_total == 2 and child.status == JobStatus.DONE
     assert set(child.results.values_list("target_key", flat=True)) == failed_keys
     assert {r.verdict for r in child.results.all()} == {Verdict.FAIL}  # the fiber is still dirty
     assert child.results.filter(port__isnull=False).count() == 2
@@ -440,7 +426,7 @@ def test_a_node_that_stays_down_is_an_error_after_the_retries(start, settings, g
     assert result.reasons == [
         {"level": "error", "text": "gpu-003:22: Connection refused (gave up after 3 attempts)"}
     ]
-    assert run.status == RunStatus.DONE and run.done == 4  # the other nodes were measured
+    assert run.status == JobStatus.DONE and run.progress_done == 4  # the other nodes were measured
     assert run.results.filter(verdict=Verdict.PASS).count() == 3
 
 
@@ -455,7 +441,7 @@ def test_backoff_grows_exponentially_up_to_the_cap(settings):
 def test_every_target_unreachable_fails_the_run(start, settings, gpu_nodes):
     settings.VALIDATION_MAX_RETRIES = 0
     run = start(CheckKind.NODE_INVENTORY, down_hosts=[d.name for d in gpu_nodes])
-    assert run.status == RunStatus.FAILED
+    assert run.status == JobStatus.FAILED
     assert set(run.results.values_list("verdict", flat=True)) == {Verdict.ERROR}
 
 
@@ -644,7 +630,7 @@ def test_run_checks_command_reruns_failed_targets(
     run = CheckRun.objects.get()
     with django_capture_on_commit_callbacks(execute=True):
         call_command("run_checks", "--project", project.code, "--rerun-failed", str(run.pk))
-    assert CheckRun.objects.get(parent=run).total == 2
+    assert CheckRun.objects.get(parent=run).progress_total == 2
 
 
 def test_run_checks_wait_gives_up_after_its_timeout(project, gpu_nodes):
@@ -690,7 +676,7 @@ def test_a_two_plane_breakout_port_is_planned_at_its_full_width_and_passes(start
     faults = plan_faults(services.sim_cluster_for(project), SEED)
     run = start(CheckKind.LINK_HEALTH)
     injected = {f"{node}:ib{device[-1]}" for node, device in (faults.dirty_fiber, faults.hot_optic)}
-    assert run.total == 4 and set(not_passed(run)) == injected  # the faults, and no width or speed
+    assert run.progress_total == 4 and set(not_passed(run)) == injected  # the faults, and no width or speed
     assert not [r for r in run.results.all() for reason in r.reasons if "planned" in reason["text"]]
     result = run.results.get(target_key="gpu-001:ib1")
     # Two 400G child ports are two planes of one XDR 4x port, not a 2x link of unknown speed.
@@ -733,7 +719,7 @@ def test_the_longest_pair_key_fits_its_column(start, project):
     make_gpu_nodes(project, 2, prefix="n" * (name - 4))
     run = start(CheckKind.GPU_RDMA)
     key = run.results.first().target_key
-    assert run.status == RunStatus.DONE and len(key) == 2 * (name + 1 + 3) + 1 and "~" in key
+    assert run.status == JobStatus.DONE and len(key) == 2 * (name + 1 + 3) + 1 and "~" in key
 
 
 def test_a_key_longer_than_its_column_keeps_its_start_and_stays_unique():
@@ -746,7 +732,8 @@ def test_a_key_longer_than_its_column_keeps_its_start_and_stays_unique():
 def _upload_run(project, port=None, **metrics) -> CheckRun:
     """A run as the upload service files it: runner "upload", finished, one result."""
     run = CheckRun.objects.create(
-        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=RunStatus.DONE, total=1, done=1
+        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=JobStatus.DONE,
+        progress_total=1, progress_done=1,
     )
     CheckResult.objects.create(
         run=run, target_key="upload", port=port, status=ResultStatus.DONE, verdict=Verdict.FAIL,
@@ -798,7 +785,7 @@ def test_latest_runs_leave_uploads_and_soak_out_in_one_query(
     with django_assert_num_queries(1):
         assert selectors.latest_runs_by_kind(user=customer, project=project)[CheckKind.LINK_HEALTH] == full
     _upload_run(project)  # a one-node upload, newer than the full run
-    CheckRun.objects.create(project=project, kind=CheckKind.SOAK, status=RunStatus.RUNNING)
+    CheckRun.objects.create(project=project, kind=CheckKind.SOAK, status=JobStatus.RUNNING)
     start(CheckKind.NODE_INVENTORY)
     newest_inventory = start(CheckKind.NODE_INVENTORY)
     with django_assert_num_queries(1):
@@ -806,3 +793,17 @@ def test_latest_runs_leave_uploads_and_soak_out_in_one_query(
     assert latest == {CheckKind.LINK_HEALTH: full, CheckKind.NODE_INVENTORY: newest_inventory}
     punch = selectors.failed_results(user=customer, project=project)
     assert {r.target_key for r in punch} == set(not_passed(full))  # the upload hides nothing
+
+
+def test_the_services_send_tasks_by_the_names_the_tasks_have():
+    """Services enqueue by name (core.jobs) so that they need not import the tasks that call them."""
+    from celery import current_app
+
+    from validation.services.runs import DISPATCH_TASK
+    from validation.soak.services import SAMPLE_TASK
+    from validation.uploads.services import PARSE_TASK
+
+    sent = {DISPATCH_TASK: tasks.check_run_dispatch, SAMPLE_TASK: tasks.soak_sample_node,
+            PARSE_TASK: tasks.tool_upload_parse}
+    for name, task in sent.items():
+        assert current_app.tasks[name].name == task.name == name

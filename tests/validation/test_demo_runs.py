@@ -4,7 +4,8 @@ even when a broker is configured."""
 
 import pytest
 
-from validation.choices import CheckKind, RunnerKind, RunStatus, Verdict
+from core.choices import JobStatus
+from validation.choices import CheckKind, RunnerKind, Verdict
 from validation.demo_runs import COMPACTED_NOTE, DEMO_KINDS, DEMO_SEED, demo_checks_ensure, demo_run
 from validation.models import CheckResult, CheckRun
 from validation.runners import plan_faults
@@ -32,9 +33,9 @@ def test_the_demo_runs_find_exactly_the_planted_faults(project, cluster):
     assert set(runs) == set(DEMO_KINDS)
     for run in runs.values():
         assert (run.status, run.runner, run.options, run.requested_by) == (
-            RunStatus.DONE, RunnerKind.SIMULATED, {"seed": DEMO_SEED}, None
+            JobStatus.DONE, RunnerKind.SIMULATED, {"seed": DEMO_SEED}, None
         )
-        assert run.done == run.total > 0
+        assert run.progress_done == run.progress_total > 0
 
     link = not_passed(runs[CheckKind.LINK_HEALTH])
     planted = {f"{node}:ib{device.removeprefix('mlx5_')}" for node, device in (cluster.dirty_fiber, cluster.hot_optic)}
@@ -75,7 +76,7 @@ def test_an_unfinished_demo_run_of_one_kind_is_replaced_by_a_finished_one(projec
     demo_checks_ensure(project)
     demo_run(project, CheckKind.NCCL).delete()
     [again] = demo_checks_ensure(project)
-    assert again.kind == CheckKind.NCCL and again.status == RunStatus.DONE
+    assert again.kind == CheckKind.NCCL and again.status == JobStatus.DONE
 
 
 def test_runs_finish_here_even_with_a_broker_configured(project, cluster):
@@ -87,4 +88,4 @@ def test_runs_finish_here_even_with_a_broker_configured(project, cluster):
         assert app.conf.task_always_eager is False  # put back as it was
     finally:
         app.conf.task_always_eager = True
-    assert [r.status for r in runs] == [RunStatus.DONE] * 3
+    assert [r.status for r in runs] == [JobStatus.DONE] * 3

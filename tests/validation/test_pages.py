@@ -9,52 +9,27 @@ from decimal import Decimal
 from xml.etree import ElementTree
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from cabling.choices import CableType, Side
 from cabling.models import Cable, CableEnd
+from core.choices import JobStatus
 from inventory.choices import Network
 from inventory.models import Port
 from inventory.services import device_update
 from tests.factories import RackFactory
+from tests.support import count_queries
 from validation import criteria, services
 from validation.charts import FAIL_COLOUR
-from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from validation.models import AcceptanceProfile, CheckResult, CheckRun
 from validation.runners import plan_faults
 
-from .conftest import make_gpu_nodes
+from .conftest import SEED, make_gpu_nodes
 
 pytestmark = pytest.mark.django_db
 
-SEED = 1
 SVG = "{http://www.w3.org/2000/svg}"
-
-
-@pytest.fixture
-def nodes(project):
-    return make_gpu_nodes(project, 2)
-
-
-@pytest.fixture
-def start(project, django_capture_on_commit_callbacks):
-    """Start a run through the service; eagerly it has finished when this returns."""
-
-    def start_run(kind, *, user=None, execute=True, **options):
-        options.setdefault("seed", SEED)
-        with django_capture_on_commit_callbacks(execute=execute):
-            run = services.check_run_start(project=project, kind=kind, requested_by=user, options=options)
-        run.refresh_from_db()
-        return run
-
-    return start_run
-
-
-@pytest.fixture
-def link_run(start, nodes):
-    return start(CheckKind.LINK_HEALTH)
 
 
 def url(name, project, *args):
@@ -87,7 +62,7 @@ def test_runs_list_shows_each_run_with_progress_counts_who_and_the_start_form(
     page = html(client_for(technician).get(url("run-list", project)))
     row = re.search(rf'<tr class="run" data-run="{link_run.pk}".*?</tr>', page, re.S).group(0)
     assert "Link health (mlxlink)" in row and "Done" in row
-    assert f'value="{link_run.total}" max="{link_run.total}"' in row and ">100</span>%" in row
+    assert f'value="{link_run.progress_total}" max="{link_run.progress_total}"' in row and ">100</span>%" in row
     assert 'data-count="pass">14<' in row and 'data-count="fail">2<' in row
     assert "the system" in row  # started by the service without a user
     start_form = re.search(r'<section class="card" id="start-run">.*?</section>', page, re.S).group(0)
@@ -96,10 +71,16 @@ def test_runs_list_shows_each_run_with_progress_counts_who_and_the_start_form(
     assert 'value="soak"' not in start_form
 
 
+def job_status_url(run) -> str:
+    return reverse("api-job-status", args=[run.job_type, run.pk])
+
+
 def test_a_running_run_polls_its_status_endpoint_from_the_list(client_for, customer, project, start, nodes):
     run = start(CheckKind.LINK_HEALTH, execute=False)  # queued: its task has not run
+    done = start(CheckKind.LINK_HEALTH)
     page = html(client_for(customer).get(url("run-list", project)))
-    assert f'data-progress-url="{url("run-status", project, run.pk)}"' in page
+    assert f'data-progress-url="{job_status_url(run)}" data-progress-interval="2000"' in page
+    assert job_status_url(done) not in page  # a finished run has nothing to poll
     assert "js/progress.js" in page
 
 
@@ -122,9 +103,9 @@ def test_technician_starts_a_run_and_lands_on_its_finished_page(
         )
     run = CheckRun.objects.get()
     assert response.status_code == 302 and response.url == url("run-detail", project, run.pk)
-    assert (run.requested_by, run.options, run.status) == (technician, {"seed": SEED}, RunStatus.DONE)
+    assert (run.requested_by, run.options, run.status) == (technician, {"seed": SEED}, JobStatus.DONE)
     page = html(client.get(response.url))
-    assert f'value="{run.total}" max="{run.total}"' in page and ">100</span>%" in page
+    assert f'value="{run.progress_total}" max="{run.progress_total}"' in page and ">100</span>%" in page
     failed = set(run.results.filter(verdict=Verdict.FAIL).values_list("target_key", flat=True))
     assert len(failed) == 2 and set(result_rows(page)[:2]) == failed  # the failures come first
 
@@ -176,7 +157,7 @@ def test_run_page_ber_chart_has_a_bar_per_port_and_the_same_figures_in_its_table
     page = html(client_for(manager).get(url("run-detail", project, link_run.pk)))
     (chart,) = svgs(page)
     bars = marks(chart, "bar")
-    assert len(bars) == link_run.total == 16
+    assert len(bars) == link_run.progress_total == 16
     # The dirty fiber crosses the fail line; the hot optic fails on DOM, not on BER.
     faults = plan_faults(services.sim_cluster_for(project), SEED)
     dirty = link_run.results.get(target_key=f"{faults.dirty_fiber[0]}:ib{faults.dirty_fiber[1][-1]}")
@@ -219,16 +200,23 @@ def test_results_table_is_paginated(client_for, technician, project, start):
     assert "page 1 of 2" in first and "56 results" in first
 
 
-def test_status_endpoint_reports_the_run_row(client_for, customer, project, start, nodes):
+def test_the_job_status_endpoint_reports_the_run_row_and_its_verdict_counts(
+    client_for, customer, project, start, nodes
+):
     run = start(CheckKind.LINK_HEALTH, execute=False)
     client = client_for(customer)
-    state = client.get(url("run-status", project, run.pk)).json()
-    assert state == {
-        "id": run.pk, "status": RunStatus.QUEUED, "status_label": "Queued", "done": 0, "total": 16,
-        "percent": 0, "finished": False, "passed": 0, "warned": 0, "failed": 0, "errored": 0,
+    state = client.get(job_status_url(run)).json()
+    assert {key: state[key] for key in ("id", "type", "status", "status_label", "done", "total", "finished")} == {
+        "id": run.pk, "type": "validation.checkrun", "status": JobStatus.QUEUED, "status_label": "Queued",
+        "done": 0, "total": 16, "finished": False,
     }
+    assert (state["passed"], state["warned"], state["failed"], state["errored"]) == (0, 0, 0, 0)
     page = html(client.get(url("run-detail", project, run.pk)))
-    assert f'data-progress-url="{url("run-status", project, run.pk)}" data-progress-reload' in page
+    assert f'data-progress-url="{job_status_url(run)}" data-progress-reload' in page
+    finished = start(CheckKind.LINK_HEALTH)
+    state = client.get(job_status_url(finished)).json()
+    assert (state["status"], state["done"], state["finished"]) == (JobStatus.DONE, 16, True)
+    assert (state["passed"], state["warned"], state["failed"], state["errored"]) == (14, 0, 2, 0)
 
 
 def test_technician_cancels_a_queued_run(client_for, technician, project, start, nodes):
@@ -238,7 +226,7 @@ def test_technician_cancels_a_queued_run(client_for, technician, project, start,
     response = client.post(url("run-cancel", project, run.pk))
     assert response.status_code == 302 and response.url == url("run-detail", project, run.pk)
     run.refresh_from_db()
-    assert run.status == RunStatus.CANCELLED and run.done == run.total == 16
+    assert run.status == JobStatus.CANCELLED and run.progress_done == run.progress_total == 16
     again = html(client.post(url("run-cancel", project, run.pk), follow=True))
     assert "already cancelled" in again
 
@@ -249,7 +237,7 @@ def test_rerun_failed_starts_a_child_run_of_the_failures_only(client_for, manage
     response = client.post(url("run-rerun-failed", project, link_run.pk))
     child = CheckRun.objects.exclude(pk=link_run.pk).get()
     assert response.url == url("run-detail", project, child.pk)
-    assert child.parent == link_run and child.total == 2
+    assert child.parent == link_run and child.progress_total == 2
     failed = set(link_run.results.filter(verdict=Verdict.FAIL).values_list("target_key", flat=True))
     assert set(child.results.values_list("target_key", flat=True)) == failed
     page = html(client.get(response.url))
@@ -262,7 +250,7 @@ def test_customer_gets_403_on_cancel_and_rerun(client_for, customer, project, li
     assert client.post(url("run-cancel", project, queued.pk)).status_code == 403
     assert client.post(url("run-rerun-failed", project, link_run.pk)).status_code == 403
     queued.refresh_from_db()
-    assert queued.status == RunStatus.QUEUED and CheckRun.objects.count() == 2
+    assert queued.status == JobStatus.QUEUED and CheckRun.objects.count() == 2
 
 
 # -- charts on a run's page, by kind --------------------------------------------------------------------
@@ -283,7 +271,7 @@ def test_bandwidth_page_has_a_histogram_against_line_rate_and_its_table(
     page = html(client_for(manager).get(url("run-detail", project, run.pk)))
     (chart,) = svgs(page)
     counts = {float(b.get("data-lo")): int(b.get("data-count")) for b in marks(chart, "bar")}
-    assert sum(counts.values()) == run.total == 8
+    assert sum(counts.values()) == run.progress_total == 8
     measured = run.results.values_list("metrics__bw_avg_gbps", flat=True)
     assert all(any(lo <= bw < lo + 20 for lo in counts) for bw in measured)
     assert {t.get("data-level"): float(t.get("data-value")) for t in marks(chart, "threshold")} == lines
@@ -435,7 +423,7 @@ def test_outsider_gets_404_on_every_page_and_endpoint(client_for, outsider, proj
     gets = [
         url("run-list", project),
         url("run-detail", project, link_run.pk),
-        url("run-status", project, link_run.pk),
+        job_status_url(link_run),
         url("result-detail", project, result.pk),
         url("result-raw", project, result.pk),
         url("link-history", project, "port", result.port_id),
@@ -481,12 +469,6 @@ def _clone_results(run: CheckRun, count: int) -> None:
     )
 
 
-def _queries(client, address) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        assert client.get(address).status_code == 200
-    return len(captured.captured_queries)
-
-
 def test_run_page_query_count_is_the_same_for_5_and_50_results(
     client_for, manager, project, start, nodes, django_assert_num_queries
 ):
@@ -495,7 +477,7 @@ def test_run_page_query_count_is_the_same_for_5_and_50_results(
     _clone_results(big, 34)  # 16 + 34 = 50
     assert (small.results.count(), big.results.count()) == (5, 50)
     client = client_for(manager)
-    few = _queries(client, url("run-detail", project, small.pk))
+    few = count_queries(lambda: html(client.get(url("run-detail", project, small.pk))))
     with django_assert_num_queries(few):
         page = client.get(url("run-detail", project, big.pk))
     assert len(result_rows(page.content.decode())) == 50
@@ -506,11 +488,13 @@ def test_run_list_query_count_is_the_same_for_5_and_50_runs(
 ):
     run = start(CheckKind.LINK_HEALTH)
     for _ in range(4):
-        CheckRun.objects.create(project=project, kind=run.kind, requested_by=technician, total=3, done=1)
+        CheckRun.objects.create(
+            project=project, kind=run.kind, requested_by=technician, progress_total=3, progress_done=1
+        )
     client = client_for(technician)
-    few = _queries(client, url("run-list", project))
+    few = count_queries(lambda: html(client.get(url("run-list", project))))
     for _ in range(45):
-        CheckRun.objects.create(project=project, kind=CheckKind.NCCL, requested_by=technician, total=1)
+        CheckRun.objects.create(project=project, kind=CheckKind.NCCL, requested_by=technician, progress_total=1)
     with django_assert_num_queries(few):
         page = client.get(url("run-list", project))
     assert page.content.decode().count('<tr class="run"') == 50
@@ -528,7 +512,8 @@ def test_an_upload_run_offers_no_cancel_or_rerun_and_refuses_them_with_a_message
     client_for, technician, project, nodes
 ):
     upload = CheckRun.objects.create(
-        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=RunStatus.DONE, total=1, done=1
+        project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD, status=JobStatus.DONE,
+        progress_total=1, progress_done=1,
     )
     upload.results.create(target_key=f"{nodes[0].name}:ib0", status=ResultStatus.DONE, verdict=Verdict.FAIL)
     client = client_for(technician)

@@ -8,11 +8,12 @@ import threading
 import asyncssh
 import pytest
 
+from core.choices import JobStatus
 from inventory.choices import DeviceRole
 from inventory.services import device_create
 from tests.factories import gpu_server_model
 from validation import services
-from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from validation.runners import RunnerError, SSHOptions, SSHRunner, TransientRunnerError
 
 
@@ -195,7 +196,7 @@ def test_link_health_run_over_ssh_end_to_end(sshd, settings, project, django_cap
     with django_capture_on_commit_callbacks(execute=True):
         run = services.check_run_start(project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.SSH)
     run.refresh_from_db()
-    assert run.status == RunStatus.DONE and run.done == run.total == 8
+    assert run.status == JobStatus.DONE and run.progress_done == run.progress_total == 8
     assert sorted(seen) == sorted(f"mlxlink -d mlx5_{i} -m -c" for i in range(8))
     results = list(run.results.all())
     assert {r.status for r in results} == {ResultStatus.DONE}

@@ -14,8 +14,9 @@ from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from core.choices import JobStatus
 from validation import services, tasks
-from validation.choices import CheckKind, ResultStatus, RunnerKind, RunStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from validation.models import CheckResult, CheckRun
 
 pytestmark = pytest.mark.django_db
@@ -47,7 +48,7 @@ def test_a_run_whose_dispatch_was_lost_is_left_alone_until_stale_then_finished(l
     settings.VALIDATION_STALE_RUN_S = 0
     tasks.check_runs_sweep.delay()
     run.refresh_from_db()
-    assert (run.status, run.done, run.total) == (RunStatus.DONE, 4, 4)
+    assert (run.status, run.progress_done, run.progress_total) == (JobStatus.DONE, 4, 4)
     assert set(run.results.values_list("verdict", flat=True)) == {Verdict.PASS}
 
 
@@ -57,21 +58,21 @@ def test_a_round_whose_next_dispatch_was_lost_goes_on_once_stale(lost_dispatch, 
     for result_id in first:  # round 0 measured, but the dispatch its last target asked for was lost
         tasks.check_target.delay(result_id)
     run.refresh_from_db()
-    assert (run.status, run.done, run.current_round) == (RunStatus.RUNNING, 2, 0)
+    assert (run.status, run.progress_done, run.current_round) == (JobStatus.RUNNING, 2, 0)
     settings.VALIDATION_STALE_RUN_S = 0
     tasks.check_runs_sweep.delay()
     run.refresh_from_db()
-    assert (run.status, run.done) == (RunStatus.DONE, 6)
+    assert (run.status, run.progress_done) == (JobStatus.DONE, 6)
 
 
 def test_a_run_whose_targets_all_finished_is_closed_at_once(lost_dispatch):
     run = lost_dispatch()
-    CheckRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING)
+    CheckRun.objects.filter(pk=run.pk).update(status=JobStatus.RUNNING)
     run.results.update(status=ResultStatus.DONE, verdict=Verdict.PASS, finished_at=timezone.now())
     assert services.check_runs_to_sweep(stale_after_s=STALE_S) == [run.pk]  # no need to wait
     tasks.check_runs_sweep.delay()
     run.refresh_from_db()
-    assert run.status == RunStatus.DONE and "finished: 4 pass" in run.log
+    assert run.status == JobStatus.DONE and "finished: 4 pass" in run.log
 
 
 def test_a_target_running_within_its_lease_is_not_swept_and_one_past_it_is(lost_dispatch):
@@ -89,7 +90,7 @@ def test_a_target_running_within_its_lease_is_not_swept_and_one_past_it_is(lost_
 def test_uploads_and_soak_windows_are_never_swept(project, gpu_nodes):
     old = timezone.now() - timedelta(days=1)
     upload = CheckRun.objects.create(project=project, kind=CheckKind.LINK_HEALTH, runner=RunnerKind.UPLOAD)
-    soak = CheckRun.objects.create(project=project, kind=CheckKind.SOAK, status=RunStatus.RUNNING)
+    soak = CheckRun.objects.create(project=project, kind=CheckKind.SOAK, status=JobStatus.RUNNING)
     for run in (upload, soak):
         CheckRun.objects.filter(pk=run.pk).update(created_at=old)
         CheckResult.objects.create(run=run, target_key="gpu-001:ib0")
@@ -116,7 +117,7 @@ def hold_the_run_row(run_id: int, held: threading.Event, seconds: float) -> None
     """Another worker's transaction holding the run row (SQLite: its table) while it writes."""
     try:
         with transaction.atomic():
-            CheckRun.objects.filter(pk=run_id).update(done=F("done"))
+            CheckRun.objects.filter(pk=run_id).update(progress_done=F("progress_done"))
             held.set()
             time.sleep(seconds)
     finally:
@@ -131,7 +132,7 @@ def test_a_busy_database_delays_a_target_but_never_strands_it(project, gpu_nodes
     CheckResult.objects.filter(pk=target.pk).update(
         status=ResultStatus.PENDING, verdict="", reasons=[], metrics={}, attempt=0, started_at=None, finished_at=None
     )
-    CheckRun.objects.filter(pk=run.pk).update(status=RunStatus.RUNNING, finished_at=None, done=3)
+    CheckRun.objects.filter(pk=run.pk).update(status=JobStatus.RUNNING, finished_at=None, progress_done=3)
     held = threading.Event()
     holder = threading.Thread(target=hold_the_run_row, args=(run.pk, held, 0.5))
     holder.start()
@@ -140,7 +141,7 @@ def test_a_busy_database_delays_a_target_but_never_strands_it(project, gpu_nodes
     holder.join()
     target.refresh_from_db()
     assert (target.status, target.verdict, target.attempt) == (ResultStatus.DONE, Verdict.PASS, 1)
-    assert CheckRun.objects.get(pk=run.pk).done == 4
+    assert CheckRun.objects.get(pk=run.pk).progress_done == 4
     if connection.vendor == "sqlite":  # PostgreSQL waits for the row lock instead of refusing
         assert "database busy in" in caplog.text
 

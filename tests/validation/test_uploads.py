@@ -9,8 +9,10 @@ from django.urls import reverse
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from core.choices import JobStatus
+from tests.support import count_queries
 from validation import services, tasks
-from validation.choices import CheckKind, ResultStatus, RunnerKind, UploadSource, UploadStatus, Verdict
+from validation.choices import CheckKind, ResultStatus, RunnerKind, UploadSource, Verdict
 from validation.models import CheckResult, CheckRun, ToolUpload
 from validation.runners import SimRail, SimulatedRunner, plan_faults
 from validation.runners.simulated import mlxlink_text
@@ -81,9 +83,9 @@ def test_mlxlink_loop_uploaded_on_the_page_gives_eight_results_on_the_node_rails
     upload = ToolUpload.objects.get()
     assert response.status_code == 302 and response.url == reverse("uploads:detail", args=["ACME-72", upload.pk])
     assert (upload.status, upload.tool, upload.result_count, upload.source) == (
-        UploadStatus.PARSED, "mlxlink", 8, UploadSource.PAGE
+        JobStatus.DONE, "mlxlink", 8, UploadSource.PAGE
     )
-    assert (upload.run.kind, upload.run.runner, upload.run.total, upload.run.done) == (
+    assert (upload.run.kind, upload.run.runner, upload.run.progress_total, upload.run.progress_done) == (
         CheckKind.LINK_HEALTH, RunnerKind.UPLOAD, 8, 8
     )
     results = results_of(upload)
@@ -110,8 +112,10 @@ def test_upload_detail_page_lists_the_results_and_links_the_raw_file(page_upload
     assert body.count("<tr data-result=") == 8 and "speed IB-HDR, planned IB-XDR" in body
     raw = client.get(reverse("uploads:file", args=["ACME-72", upload.pk]))
     assert raw.status_code == 200 and b"".join(raw.streaming_content).decode() == fixture_text(MLXLINK_LOOP)
-    status = client.get(reverse("uploads:status", args=["ACME-72", upload.pk])).json()
-    assert status["status"] == UploadStatus.PARSED and status["finished"] is True
+    status = client.get(reverse("api-job-status", args=[upload.job_type, upload.pk])).json()
+    assert (status["status"], status["status_label"], status["finished"]) == (JobStatus.DONE, "Parsed", True)
+    assert status["done"] == status["total"] == 8
+    assert '<span id="upload-status" class="badge ok">Parsed</span>' in body
 
 
 def test_a_healthy_port_named_mlx5_3_is_rail_3_and_passes(page_upload, technician, project, nodes):
@@ -140,12 +144,7 @@ def test_uploads_list_query_count_does_not_grow(page_upload, client_for, technic
     url = reverse("uploads:list", args=["ACME-72"])
     page_upload(technician, name="nccl_allreduce_02.txt", host="gpu-001")
     client.get(url)  # warm the role cache and sessions
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    with CaptureQueriesContext(connection) as captured:
-        client.get(url)
-    few = len(captured.captured_queries)  # now: the next request resets Django's query log
+    few = count_queries(lambda: client.get(url))
     for _ in range(6):
         page_upload(technician, name="nccl_allreduce_02.txt", host="gpu-002")
         page_upload(technician, name="ibstat_01_initializing_no_sm.txt", host="gpu-003")
@@ -183,7 +182,7 @@ def test_every_node_fixture_files_its_results_through_page_and_api(page_upload, 
                                                                           "text": text})
         assert response.status_code == 201, response.content
     upload = ToolUpload.objects.get()
-    assert upload.status == UploadStatus.PARSED, upload.error
+    assert upload.status == JobStatus.DONE, upload.error
     assert upload.run.kind == kind and sorted(results_of(upload)) == sorted(keys)
     assert all(r.verdict in Verdict.values and r.reasons is not None for r in results_of(upload).values())
     assert sum(upload.counts.values()) == upload.result_count == len(keys)
@@ -195,8 +194,9 @@ def test_an_upload_waiting_for_its_task_shows_a_poller(client_for, technician, p
     upload = tool_upload_create(project=project, user=technician, host="gpu-001", data=b"x", filename="x.txt")
     client = client_for(technician)
     body = client.get(reverse("uploads:detail", args=["ACME-72", upload.pk])).content.decode()
-    assert f'data-progress-url="/p/ACME-72/uploads/{upload.pk}/status/"' in body
-    assert client.get(reverse("uploads:status", args=["ACME-72", upload.pk])).json()["finished"] is False
+    status_url = reverse("api-job-status", args=["validation.toolupload", upload.pk])
+    assert f'data-progress-url="{status_url}" data-progress-reload' in body
+    assert client.get(status_url).json()["finished"] is False
 
 
 # -- the API, as a node posts -----------------------------------------------------------------------------
@@ -215,7 +215,8 @@ def test_node_posts_nccl_output_as_multipart_with_a_token(node_api, technician, 
     assert response.status_code == 201, response.content
     assert (response.json()["status"], response.json()["device"]) == ("queued", "gpu-003")
     body = api.get(f"/api/uploads/{response.json()['id']}/").json()  # the node polls its upload
-    assert (body["status"], body["tool"], body["device"], body["result_count"]) == ("parsed", "nccl", "gpu-003", 1)
+    assert (body["status"], body["tool"], body["device"], body["result_count"]) == ("done", "nccl", "gpu-003", 1)
+    assert (body["status_label"], body["uploaded_by"]) == ("Parsed", technician.username)
     [result] = body["results"]
     assert result["verdict"] == Verdict.FAIL and result["target_key"] == "nccl:all_reduce_perf"
     assert any(r["text"].startswith("wrong values at 1 MiB") for r in result["reasons"])
@@ -307,7 +308,7 @@ def test_a_bad_file_is_kept_fails_with_its_line_and_files_nothing(page_upload, c
     text, line = corrupt_nccl()
     page_upload(technician, name="two-tests.log", host="gpu-001", text=text)
     upload = ToolUpload.objects.get()
-    assert upload.status == UploadStatus.FAILED and upload.error_line == line
+    assert upload.status == JobStatus.FAILED and upload.error_line == line
     assert upload.error.startswith(f"line {line}: count is '12x4', not a whole number")
     # the first test was fine, yet nothing of it was filed: all results or none
     assert CheckRun.objects.count() == 0 and CheckResult.objects.count() == 0 and upload.run is None
@@ -330,7 +331,7 @@ def test_a_bad_file_is_kept_fails_with_its_line_and_files_nothing(page_upload, c
 def test_files_that_are_no_node_output_fail_with_a_line(page_upload, technician, nodes, name, content, line, message):
     page_upload(technician, name=name, host="gpu-001", data=content)
     upload = ToolUpload.objects.get()
-    assert (upload.status, upload.error_line) == (UploadStatus.FAILED, line)
+    assert (upload.status, upload.error_line) == (JobStatus.FAILED, line)
     assert message in upload.error
     assert CheckResult.objects.count() == 0
 
@@ -338,7 +339,7 @@ def test_files_that_are_no_node_output_fail_with_a_line(page_upload, technician,
 def test_naming_the_wrong_tool_fails_with_the_line_the_parser_stopped_at(page_upload, technician, nodes):
     page_upload(technician, name="x.txt", host="gpu-001", text=fixture_text("nccl_allreduce_02.txt"), tool="mlxlink")
     upload = ToolUpload.objects.get()
-    assert upload.status == UploadStatus.FAILED and upload.error.startswith(f"line {upload.error_line}: ")
+    assert upload.status == JobStatus.FAILED and upload.error.startswith(f"line {upload.error_line}: ")
 
 
 def test_unknown_host_is_refused_on_the_page_and_the_api(page_upload, node_api, technician, nodes):
@@ -375,7 +376,7 @@ def test_an_unexpected_error_marks_the_upload_failed_and_files_nothing(page_uplo
     monkeypatch.setitem(upload_services.BUILDERS, "nccl", broken)
     page_upload(technician, name="nccl_allreduce_02.txt", host="gpu-001")
     upload = ToolUpload.objects.get()
-    assert upload.status == UploadStatus.FAILED and upload.error_line is None
+    assert upload.status == JobStatus.FAILED and upload.error_line is None
     assert upload.error == "internal error while filing the results (RuntimeError)"
     assert CheckRun.objects.count() == 0
 
@@ -402,9 +403,9 @@ def test_outsiders_get_404_on_every_upload_page_and_the_api(page_upload, client_
     page_upload(technician, name=MLXLINK_LOOP, host="gpu-001")
     upload = ToolUpload.objects.get()
     client = client_for(outsider)
-    for name, args in [("list", []), ("create", []), ("detail", [upload.pk]), ("status", [upload.pk]),
-                       ("file", [upload.pk])]:
+    for name, args in [("list", []), ("create", []), ("detail", [upload.pk]), ("file", [upload.pk])]:
         assert client.get(reverse(f"uploads:{name}", args=["ACME-72", *args])).status_code == 404, name
+    assert client.get(reverse("api-job-status", args=[upload.job_type, upload.pk])).status_code == 404
     response = node_api(outsider).post_committed(
         "/api/uploads/", {"project": "ACME-72", "host": "gpu-001", "text": fixture_text(MLXLINK_LOOP)}
     )

@@ -6,21 +6,15 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from core.api.fields import named_enum_field
+from core.choices import JobStatus
 
-from ..choices import (
-    EXECUTING_RUNNERS,
-    STARTABLE_CHECK_KINDS,
-    CheckKind,
-    ResultStatus,
-    RunnerKind,
-    RunStatus,
-    Verdict,
-)
+from ..choices import EXECUTING_RUNNERS, CheckKind, ResultStatus, RunnerKind, Verdict
+from ..kinds import STARTABLE_CHECK_KINDS
 from ..models import CheckResult, CheckRun
 
 CheckKindField = named_enum_field(CheckKind)
 RunnerKindField = named_enum_field(RunnerKind)
-RunStatusField = named_enum_field(RunStatus)
+JobStatusField = named_enum_field(JobStatus)
 ResultStatusField = named_enum_field(ResultStatus)
 VerdictField = named_enum_field(Verdict)
 
@@ -30,8 +24,12 @@ class CheckRunSerializer(serializers.ModelSerializer):
     kind = CheckKindField(choices=CheckKind.choices, read_only=True)
     kind_label = serializers.CharField(source="get_kind_display", read_only=True)
     runner = RunnerKindField(choices=RunnerKind.choices, read_only=True)
-    status = RunStatusField(choices=RunStatus.choices, read_only=True)
-    status_label = serializers.CharField(source="get_status_display", read_only=True)
+    status = JobStatusField(choices=JobStatus.choices, read_only=True)
+    status_label = serializers.CharField(read_only=True)
+    total = serializers.IntegerField(source="progress_total", read_only=True, help_text="Targets of the run.")
+    done = serializers.IntegerField(
+        source="progress_done", read_only=True, help_text="Targets measured, errored or cancelled."
+    )
     percent = serializers.IntegerField(source="progress_percent", read_only=True)
     finished = serializers.BooleanField(source="is_finished", read_only=True)
     passed = serializers.IntegerField(read_only=True, help_text="Results with verdict pass.")

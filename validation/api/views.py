@@ -1,22 +1,18 @@
 """Check-run endpoints. GET /api/check-runs/ and /api/check-results/ list (filtered by the same FilterSets as
 the pages, paginated, a constant number of queries) and read; POST /api/check-runs/ starts a run
-(services.check_run_start: 201, or 400 naming the field); POST /api/check-runs/{id}/cancel/ and
+(services.check_run_start: 201, or 400 naming the field: a service's refusal rises to the one
+exception handler, core.api.exceptions); POST /api/check-runs/{id}/cancel/ and
 /api/check-runs/{id}/rerun-failed/ stop a run or repeat its failures. Outsiders get 404 (the querysets and
 the project lookup are scoped by delivery.access); customers 403 on every write (Capability.RUN_CHECKS)."""
 
 from __future__ import annotations
 
-from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import permissions, status
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
-from rest_framework.settings import api_settings
 
-from delivery.access import Capability, can, visible_projects
+from delivery.access import Capability, project_to_write
 from delivery.api.permissions import ProjectScopedViewSet
 
 from .. import selectors, services
@@ -31,13 +27,6 @@ from .serializers import (
 )
 
 NOT_ALLOWED = "Your role in this project does not allow running checks."
-
-
-def as_api_error(exc: ValidationError) -> ApiValidationError:
-    """A service's refusal as DRF's 400: keyed by the field it names, else as a non-field error."""
-    if hasattr(exc, "error_dict"):
-        return ApiValidationError(exc.message_dict)
-    return ApiValidationError({api_settings.NON_FIELD_ERRORS_KEY: exc.messages})
 
 
 class CheckRunViewSet(ProjectScopedViewSet):
@@ -68,21 +57,17 @@ class CheckRunViewSet(ProjectScopedViewSet):
     @extend_schema(request=CheckRunStartSerializer, responses={201: CheckRunDetailSerializer})
     def create(self, request, *args, **kwargs):
         """Start a run: one pending result per target, executed by the workers (eagerly without a broker)."""
+        code = request.data.get("project") if hasattr(request.data, "get") else None
+        project = project_to_write(request.user, code, self.write_capability, NOT_ALLOWED)
         data = CheckRunStartSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        project = get_object_or_404(visible_projects(request.user), code=data.validated_data["project"])
-        if not can(request.user, Capability.RUN_CHECKS, project):
-            raise PermissionDenied(NOT_ALLOWED)
-        try:
-            run = services.check_run_start(
-                project=project,
-                kind=data.validated_data["kind"],
-                runner=data.validated_data["runner"],
-                options=data.validated_data["options"],
-                requested_by=request.user,
-            )
-        except ValidationError as exc:
-            raise as_api_error(exc) from exc
+        data.is_valid(raise_exception=True)  # without a project code it stops here
+        run = services.check_run_start(
+            project=project,
+            kind=data.validated_data["kind"],
+            runner=data.validated_data["runner"],
+            options=data.validated_data["options"],
+            requested_by=request.user,
+        )
         return Response(CheckRunDetailSerializer(self._read_back(run)).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: CheckRunDetailSerializer})
@@ -90,10 +75,7 @@ class CheckRunViewSet(ProjectScopedViewSet):
     def cancel(self, request, pk=None):
         """Stop scheduling: targets not yet started are cancelled; running ones finish and are kept."""
         run = self.get_object()  # 404 outside the user's projects, 403 without RUN_CHECKS
-        try:
-            services.check_run_cancel(run=run, user=request.user)
-        except ValidationError as exc:
-            raise as_api_error(exc) from exc
+        services.check_run_cancel(run=run, user=request.user)
         return Response(CheckRunDetailSerializer(self._read_back(run)).data)
 
     @extend_schema(request=None, responses={201: CheckRunDetailSerializer})
@@ -101,10 +83,7 @@ class CheckRunViewSet(ProjectScopedViewSet):
     def rerun_failed(self, request, pk=None):
         """A new run (child of this one) that repeats only the targets that failed or could not be measured."""
         run = self.get_object()
-        try:
-            child = services.check_run_rerun_failed(run=run, requested_by=request.user)
-        except ValidationError as exc:
-            raise as_api_error(exc) from exc
+        child = services.check_run_rerun_failed(run=run, requested_by=request.user)
         return Response(CheckRunDetailSerializer(self._read_back(child)).data, status=status.HTTP_201_CREATED)
 
     def _read_back(self, run: CheckRun) -> CheckRun:

@@ -13,22 +13,21 @@ The answer is the upload (201), queued for parsing: GET it (or its page) for the
 from __future__ import annotations
 
 from django.core.exceptions import ValidationError
-from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import mixins, parsers, permissions, serializers, status, viewsets
-from rest_framework.exceptions import PermissionDenied
-from rest_framework.exceptions import ValidationError as ApiValidationError
 from rest_framework.response import Response
 
-from delivery.access import Capability, can, scope_to_user, visible_projects
+from core.choices import JobStatus
+from delivery.access import Capability, project_to_write, scope_to_user
 
-from ..choices import UploadSource, UploadStatus
+from ..choices import UploadSource
 from ..models import ToolUpload
 from .services import UPLOAD_TOOLS, tool_upload_create
 
 TOOL_FIELD_CHOICES = ["auto", *UPLOAD_TOOLS]
+NOT_ALLOWED = "Your role in this project does not allow uploading tool outputs."
 
 
 class PlainTextParser(parsers.BaseParser):
@@ -50,9 +49,13 @@ class ToolUploadResultSerializer(serializers.Serializer):
 class ToolUploadSerializer(serializers.ModelSerializer):
     project = serializers.CharField(source="project.code", read_only=True)
     device = serializers.CharField(source="device.name", read_only=True, allow_null=True)
-    uploaded_by = serializers.CharField(source="uploaded_by.username", read_only=True, allow_null=True)
+    uploaded_by = serializers.CharField(source="requested_by.username", read_only=True, allow_null=True)
     # Plain strings in the schema: other endpoints' `status` and `source` enums hold other values.
-    status = serializers.CharField(read_only=True, help_text=f"One of: {', '.join(UploadStatus.values)}.")
+    status = serializers.CharField(
+        read_only=True, help_text=f"One of: {', '.join(JobStatus.values)} (done: parsed and filed)."
+    )
+    status_label = serializers.CharField(read_only=True)
+    error = serializers.CharField(read_only=True, help_text="Why the file could not be read (with its line).")
     source = serializers.CharField(read_only=True, help_text=f"One of: {', '.join(UploadSource.values)}.")
     url = serializers.SerializerMethodField()
 
@@ -60,7 +63,7 @@ class ToolUploadSerializer(serializers.ModelSerializer):
         model = ToolUpload
         fields = [
             "id", "url", "project", "host", "device", "original_name", "size_bytes", "tool_requested", "tool",
-            "source", "status", "error", "error_line", "result_count", "counts", "run", "uploaded_by",
+            "source", "status", "status_label", "error", "error_line", "result_count", "counts", "run", "uploaded_by",
             "created_at", "finished_at",
         ]
         read_only_fields = fields
@@ -112,11 +115,12 @@ def _content(request, fields) -> tuple[bytes, str | None]:
         return upload.read(), upload.name
     if fields.get("text"):
         return fields["text"].encode("utf-8"), None
-    raise ApiValidationError({"file": "Send the output as `file` (multipart), `text` (JSON) or a text/plain body."})
+    raise ValidationError({"file": "Send the output as `file` (multipart), `text` (JSON) or a text/plain body."})
 
 
 class ToolUploadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     permission_classes = [permissions.IsAuthenticated]  # create checks the project (404) and the role (403)
+    write_capability = Capability.RUN_CHECKS
     parser_classes = [parsers.JSONParser, parsers.MultiPartParser, parsers.FormParser, PlainTextParser]
     queryset = ToolUpload.objects.none()  # for the schema; get_queryset scopes
     filterset_fields = ["status", "tool", "host"]
@@ -126,7 +130,7 @@ class ToolUploadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         project = self.request.query_params.get("project") if self.action == "list" else None
         if project:
             uploads = uploads.filter(project__code=project)
-        related = ["project", "device", "uploaded_by"] + (["run"] if self.action != "list" else [])
+        related = ["project", "device", "requested_by"] + (["run"] if self.action != "list" else [])
         return uploads.select_related(*related).order_by("-created_at", "-id")
 
     def get_serializer_class(self):
@@ -149,24 +153,18 @@ class ToolUploadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Send one tool output; it is kept as sent and parsed into check results."""
         fields = ToolUploadCreateSerializer(data=request.query_params if _is_raw_body(request) else request.data)
         code = fields.initial_data.get("project") if hasattr(fields.initial_data, "get") else None
-        if code:  # before any other check: an outsider learns nothing but "not found"
-            project = get_object_or_404(visible_projects(request.user), code=code)
-            if not can(request.user, Capability.RUN_CHECKS, project):
-                raise PermissionDenied("Your role in this project does not allow uploading tool outputs.")
+        project = project_to_write(request.user, code, self.write_capability, NOT_ALLOWED)
         fields.is_valid(raise_exception=True)  # without a project code it stops here
         data, filename = _content(request, fields.validated_data)
-        try:
-            upload = tool_upload_create(
-                project=project,
-                user=request.user,
-                host=fields.validated_data["host"],
-                data=data,
-                filename=filename,
-                tool=fields.validated_data.get("tool"),
-                source=UploadSource.API,
-            )
-        except ValidationError as exc:
-            raise ApiValidationError(exc.message_dict if hasattr(exc, "error_dict") else exc.messages) from exc
+        upload = tool_upload_create(  # a refusal answers 400 naming the field (core.api.exceptions)
+            project=project,
+            user=request.user,
+            host=fields.validated_data["host"],
+            data=data,
+            filename=filename,
+            tool=fields.validated_data.get("tool"),
+            source=UploadSource.API,
+        )
         upload = self.get_queryset().get(pk=upload.pk)  # parsed already when tasks run eagerly
         body = ToolUploadDetailSerializer(upload, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED, headers={"Location": body["url"]})

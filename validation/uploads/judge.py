@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from validation import criteria
 
 # mlx5_3 is RDMA device 3; /dev/mst/mt4131_pciconf3 is the fourth ConnectX of its type in PCI order, which on
-# a node of identical NICs is the same card. Rail i of a node is its i-th compute port (validation.services).
+# a node of identical NICs is the same card. Rail i of a node is its i-th compute port (validation.cluster).
 _RAIL_DEVICE = re.compile(r"^(?:/dev/mst/)?(?:mlx5_(?P<rdma>\d+)|mt\d+_pciconf(?P<mst>\d+))$")
 
 

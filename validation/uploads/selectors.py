@@ -16,7 +16,7 @@ def tool_upload_list(*, user, project: Project | None = None) -> QuerySet[ToolUp
     uploads = scope_to_user(ToolUpload.objects.all(), user)
     if project is not None:
         uploads = uploads.filter(project=project)
-    return uploads.select_related("project", "uploaded_by", "device").order_by("-created_at", "-id")
+    return uploads.select_related("project", "requested_by", "device").order_by("-created_at", "-id")
 
 
 def tool_upload_detail(*, user, project: Project, pk: int) -> ToolUpload:
@@ -34,17 +34,3 @@ def tool_upload_results(*, user, upload: ToolUpload) -> QuerySet[CheckResult]:
         .defer("raw_output", "stderr", "command")
         .order_by("id")
     )
-
-
-def tool_upload_status(*, user, project: Project, pk: int) -> dict:
-    """What the progress poller (static/js/progress.js) needs, in one query."""
-    uploads = scope_to_user(ToolUpload.objects.filter(project=project), user)
-    upload = get_object_or_404(uploads.only("id", "status", "result_count"), pk=pk)
-    return {
-        "id": upload.pk,
-        "status": upload.status,
-        "status_label": upload.get_status_display(),
-        "done": upload.result_count,
-        "total": upload.result_count,
-        "finished": upload.is_finished,
-    }

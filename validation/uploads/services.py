@@ -21,19 +21,26 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.choices import JobStatus
+from core.jobs import enqueue_on_commit
+from core.models import log_line
 from delivery.access import Capability, can
 from delivery.models import Project
 from inventory.models import Device
 
 from .. import criteria
-from ..choices import CheckKind, ResultStatus, RunnerKind, RunStatus, UploadSource, UploadStatus, Verdict
+from ..choices import CheckKind, ResultStatus, RunnerKind, UploadSource, Verdict
+from ..cluster import Node, Rail, gpu_nodes
+from ..kinds.link_health import previous_link_counters
 from ..models import CheckResult, CheckRun, ToolUpload
 from ..parsers import detect_tool, parse
 from ..parsers.base import ParseError
-from ..services import Node, Rail, acceptance_profile_for, gpu_nodes, log_line, previous_link_counters
+from ..services import acceptance_profile_for
 from .judge import evaluate_port_state, rail_index, split_text
 
 logger = logging.getLogger(__name__)
+
+PARSE_TASK = "validation.tasks.tool_upload_parse"
 
 # The tools whose results concern a node or one of its ports. The others (topology dumps, ibdiagnet, lldp,
 # ethtool -m, nvidia-smi topo) describe the fabric or a module and are read elsewhere.
@@ -125,20 +132,13 @@ def tool_upload_create(
         device=device,
         tool_requested=tool,
         source=source,
-        uploaded_by=user,
+        requested_by=user,
     )
     upload.file.save(name, ContentFile(data), save=False)
     upload.full_clean()
     upload.save()
-    _enqueue_parse(upload)
+    enqueue_on_commit(PARSE_TASK, upload.pk)
     return upload
-
-
-def _enqueue_parse(upload: ToolUpload) -> None:
-    from ..tasks import tool_upload_parse
-
-    upload_id = upload.pk
-    transaction.on_commit(lambda: tool_upload_parse.delay(upload_id))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -147,11 +147,12 @@ def _enqueue_parse(upload: ToolUpload) -> None:
 
 def tool_upload_process(*, upload_id: int) -> ToolUpload | None:
     """Parse a queued upload and file its results, or mark it failed with the line. Safe to run twice:
-    only a queued upload is processed, under a lock on its row."""
+    only the worker that moves it from queued to running processes it (one conditional UPDATE, which a
+    second worker waits on and then finds nothing to move)."""
     try:
         with transaction.atomic():
-            upload = _claim(upload_id)
-            if upload is None:
+            upload = ToolUpload.objects.select_related("project", "device", "requested_by").filter(pk=upload_id).first()
+            if upload is None or not upload.start(step="parsing"):
                 return ToolUpload.objects.filter(pk=upload_id).first()
             _file_results(upload)
             return upload
@@ -162,26 +163,12 @@ def tool_upload_process(*, upload_id: int) -> ToolUpload | None:
         return _mark_failed(upload_id, None, f"internal error while filing the results ({type(exc).__name__})")
 
 
-def _claim(upload_id: int) -> ToolUpload | None:
-    upload = (
-        ToolUpload.objects.select_for_update(of=("self",))
-        .select_related("project", "device", "uploaded_by")
-        .filter(pk=upload_id)
-        .first()
-    )
-    return upload if upload is not None and upload.status == UploadStatus.QUEUED else None
-
-
-@transaction.atomic
 def _mark_failed(upload_id: int, line: int | None, message: str) -> ToolUpload | None:
-    upload = ToolUpload.objects.select_for_update().filter(pk=upload_id).first()
-    if upload is None or upload.status != UploadStatus.QUEUED:
-        return upload
-    upload.status = UploadStatus.FAILED
-    upload.error = f"line {line}: {message}" if line else message
-    upload.error_line = line
-    upload.finished_at = timezone.now()
-    upload.save(update_fields=["status", "error", "error_line", "finished_at"])
+    """The upload failed, with the line that stopped it; its filing was rolled back, so it is queued again
+    (the row as it was before this worker took it)."""
+    upload = ToolUpload.objects.filter(pk=upload_id).first()
+    if upload is not None:
+        upload.fail(f"line {line}: {message}" if line else message, from_statuses={JobStatus.QUEUED}, error_line=line)
     return upload
 
 
@@ -390,31 +377,31 @@ def _save(upload: ToolUpload, tool: str, kind: str, filed: list[Filed]) -> None:
         project=upload.project,
         kind=kind,
         runner=RunnerKind.UPLOAD,
-        status=RunStatus.DONE,
-        requested_by=upload.uploaded_by,
-        total=len(filed),
-        done=len(filed),
+        status=JobStatus.DONE,
+        requested_by=upload.requested_by,
+        progress_total=len(filed),
+        progress_done=len(filed),
         started_at=now,
         finished_at=now,
     )
-    run.full_clean()
-    run.save()
-    rows = [_result_row(run, upload, item, now) for item in filed]
-    CheckResult.objects.bulk_create(rows, batch_size=500)
-    counts = {v: sum(1 for row in rows if row.verdict == v) for v in Verdict.values}
+    counts = {v: sum(1 for item in filed if item.verdict.outcome.value == v) for v in Verdict.values}
     summary = ", ".join(f"{n} {v}" for v, n in counts.items())
     run.log = log_line(
-        f"{len(rows)} {tool} result(s) from upload #{upload.pk} ({upload.original_name}) of {upload.host}: {summary}",
+        f"{len(filed)} {tool} result(s) from upload #{upload.pk} ({upload.original_name}) of {upload.host}: {summary}",
         now,
     )
-    run.save(update_fields=["log"])
-    upload.tool = tool
-    upload.status = UploadStatus.PARSED
-    upload.run = run
-    upload.result_count = len(rows)
-    upload.counts = {v: n for v, n in counts.items() if n}
-    upload.finished_at = now
-    upload.save(update_fields=["tool", "status", "run", "result_count", "counts", "finished_at"])
+    run.full_clean()
+    run.save()
+    CheckResult.objects.bulk_create([_result_row(run, upload, item, now) for item in filed], batch_size=500)
+    upload.finish(
+        tool=tool,
+        run=run,
+        result_count=len(filed),
+        counts={v: n for v, n in counts.items() if n},
+        progress_total=len(filed),
+        progress_done=len(filed),
+        finished_at=now,
+    )
 
 
 def _result_row(run: CheckRun, upload: ToolUpload, item: Filed, now) -> CheckResult:

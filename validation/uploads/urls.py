@@ -8,7 +8,6 @@ urlpatterns = [
     path("", views.ToolUploadListView.as_view(), name="list"),
     path("new/", views.ToolUploadCreateView.as_view(), name="create"),
     path("<int:pk>/", views.ToolUploadDetailView.as_view(), name="detail"),
-    path("<int:pk>/status/", views.ToolUploadStatusView.as_view(), name="status"),
     path("<int:pk>/file/", views.ToolUploadFileView.as_view(), name="file"),
     # The soak pages live here until the validation pages give them a home of their own.
     path("soak/", views.SoakListView.as_view(), name="soak-list"),

@@ -1,6 +1,7 @@
-"""Upload pages (form, list, an upload's results or error, its status JSON and raw file) and the soak pages
-(windows with progress, start, stop, a window's failures). Thin: access through ProjectViewMixin, reads
-through selectors, writes through services."""
+"""Upload pages (form, list, an upload's results or error with its progress, and its raw file) and the soak
+pages (windows with progress, start, stop, a window's failures). Thin: access through ProjectViewMixin, reads
+through selectors, writes through services. An upload's progress is polled from the one job status
+endpoint (core/_progress.html)."""
 
 from __future__ import annotations
 
@@ -8,40 +9,31 @@ from datetime import timedelta
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import FileResponse, Http404, JsonResponse
+from django.http import FileResponse, Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 from django.views.generic import FormView, ListView, TemplateView
 
+from core.choices import JobStatus
+from core.forms import add_service_errors
 from delivery.access import Capability, ProjectViewMixin, can
 
 from .. import soak
-from ..choices import UploadSource, UploadStatus, Verdict
+from ..choices import UploadSource, Verdict
 from .forms import SoakStartForm, ToolUploadForm
-from .selectors import tool_upload_detail, tool_upload_list, tool_upload_results, tool_upload_status
+from .selectors import tool_upload_detail, tool_upload_list, tool_upload_results
 from .services import tool_upload_create
 
 UPLOADS_PER_PAGE = 50
-
-
-def _add_errors(form, exc: ValidationError) -> None:
-    """A service's ValidationError on the form: under the field it names, else at the top."""
-    if hasattr(exc, "error_dict"):
-        for name, errors in exc.message_dict.items():
-            for error in errors:
-                form.add_error(name if name in form.fields else None, error)
-    else:
-        for error in exc.messages:
-            form.add_error(None, error)
 
 
 class _UploadContext:
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["can_run_checks"] = can(self.request.user, Capability.RUN_CHECKS, self.project)
-        context["statuses"] = UploadStatus
+        context["statuses"] = JobStatus
         context["verdicts"] = Verdict
         return context
 
@@ -82,7 +74,7 @@ class ToolUploadCreateView(_UploadContext, ProjectViewMixin, FormView):
                 source=UploadSource.PAGE,
             )
         except ValidationError as exc:
-            _add_errors(form, exc)
+            add_service_errors(form, exc)
             return self.form_invalid(form)
         return redirect("uploads:detail", self.project.code, upload.pk)
 
@@ -96,13 +88,6 @@ class ToolUploadDetailView(_UploadContext, ProjectViewMixin, TemplateView):
         context["upload"] = upload
         context["results"] = tool_upload_results(user=self.request.user, upload=upload)
         return context
-
-
-class ToolUploadStatusView(ProjectViewMixin, View):
-    """JSON for static/js/progress.js: {status, status_label, done, total, finished}."""
-
-    def get(self, request, *args, **kwargs):
-        return JsonResponse(tool_upload_status(user=request.user, project=self.project, pk=kwargs["pk"]))
 
 
 class ToolUploadFileView(ProjectViewMixin, View):
@@ -165,7 +150,7 @@ class SoakStartView(_SoakContext, ProjectViewMixin, FormView):
                 runner=form.cleaned_data["runner"],
             )
         except ValidationError as exc:
-            _add_errors(form, exc)
+            add_service_errors(form, exc)
             return self.form_invalid(form)
         return redirect("uploads:soak-detail", self.project.code, window.pk)
 

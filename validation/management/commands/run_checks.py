@@ -17,7 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from delivery.models import Project
 from validation import services
-from validation.choices import EXECUTING_RUNNERS, STARTABLE_CHECK_KINDS, ResultStatus, RunnerKind, Verdict
+from validation.choices import EXECUTING_RUNNERS, ResultStatus, RunnerKind, Verdict
+from validation.kinds import STARTABLE_CHECK_KINDS
 from validation.models import CheckRun
 
 
@@ -78,7 +79,7 @@ class Command(BaseCommand):
         except (ValidationError, PermissionDenied) as exc:
             raise CommandError(_message(exc)) from exc
         self.stdout.write(
-            f"Run #{run.pk}: {run.get_kind_display()} on {project.code}, {run.total} target(s), "
+            f"Run #{run.pk}: {run.get_kind_display()} on {project.code}, {run.progress_total} target(s), "
             f"{run.runner} runner"
         )
         if opts["wait"]:
@@ -114,9 +115,9 @@ class Command(BaseCommand):
         deadline = time.monotonic() + timeout
         while True:
             run.refresh_from_db()
-            progress = (run.status, run.done)
+            progress = (run.status, run.progress_done)
             if progress != last:
-                self.stdout.write(f"  {run.status}: {run.done}/{run.total}")
+                self.stdout.write(f"  {run.status}: {run.progress_done}/{run.progress_total}")
                 last = progress
             if run.is_finished:
                 return run

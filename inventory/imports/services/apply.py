@@ -1,32 +1,24 @@
-"""Writes of the bulk import: applying a checked file all-or-nothing, and the life of an ImportJob
-(upload -> preview by a task -> confirm -> apply by a task)."""
+"""Importing a file: read it, check every row against the project, and apply the whole file in one
+transaction through the inventory services, or nothing at all."""
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, field
 from functools import cached_property
 
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from core.history import history_user
 from delivery.models import Project
 
-from ..choices import ImportAction, ImportJobStatus
-from ..models import Device, HardwareModel, ImportJob, Nic, Optic, Port, Rack, Site
-from ..services import device_create, device_update
-from .reader import ImportFileError, ImportIssue, read_inventory_file
-from .validation import ImportPlan, ProgressCallback, RowChange, build_plan
-
-logger = logging.getLogger(__name__)
+from ...choices import ImportAction
+from ...models import HardwareModel, Nic, Optic, Port, Rack, Site
+from ...services import device_create, device_update
+from ..reader import ImportFileError, ImportIssue, read_inventory_file
+from ..validation import ImportPlan, ProgressCallback, ProjectRows, RowChange, build_plan
 
 PROJECT_CHANGED = "the project changed since the preview; upload again"
-UNEXPECTED_ERROR = (
-    "the file could not be processed because of an unexpected error (logged for the administrators); "
-    "nothing was imported"
-)
 
 
 @dataclass
@@ -95,12 +87,12 @@ class _ApplyFailed(Exception):
         self.issue = issue
 
 
-class _Applier:
+class _Applier(ProjectRows):
     """Writes a checked plan row by row, in order, through the inventory services. The database still
     has the last word: anything it refuses (a race since the check) stops the import with the row."""
 
     def __init__(self, project: Project):
-        self.project = project
+        super().__init__(project)
         self.hardware_models: dict[str, HardwareModel] = {}
 
     def apply(self, changes: list[RowChange]) -> None:
@@ -120,27 +112,9 @@ class _Applier:
         return {site.name: site for site in Site.objects.filter(project=self.project)}
 
     @cached_property
-    def racks(self) -> dict[str, Rack]:
-        return {rack.name: rack for rack in Rack.objects.filter(project=self.project).select_related("site")}
-
-    @cached_property
-    def devices(self) -> dict[str, Device]:
-        devices = Device.objects.filter(project=self.project).select_related("hardware_model", "rack")
-        return {device.name: device for device in devices}
-
-    @cached_property
-    def nics(self) -> dict[tuple[str, str], Nic]:
-        nics = Nic.objects.filter(device__project=self.project).select_related("device")
-        return {(nic.device.name, nic.slot): nic for nic in nics}
-
-    @cached_property
     def ports(self) -> dict[tuple[str, str], Port]:
         ports = Port.objects.filter(device__project=self.project).select_related("device")
         return {(port.device.name, port.name): port for port in ports}
-
-    @cached_property
-    def optics(self) -> dict[str, Optic]:
-        return {optic.serial: optic for optic in Optic.objects.filter(project=self.project)}
 
     def hardware_model(self, part_number: str) -> HardwareModel:
         """Loaded once per model with its templates, so creating many devices of it costs no extra reads."""
@@ -212,114 +186,3 @@ def _issue_from_validation(change: RowChange, exc: ValidationError) -> ImportIss
         column = "" if name == "__all__" else name  # the columns are named after the model fields
         return change.sheet.issue(" ".join(messages), row=change.row, column=column)
     return change.sheet.issue(" ".join(exc.messages), row=change.row)
-
-
-# --- the ImportJob ------------------------------------------------------------------------------------------
-
-@transaction.atomic
-def import_job_create(*, project: Project, user, upload, kind: str = "") -> ImportJob:
-    """Keep the uploaded file (whatever it holds) on a new job and queue its preview."""
-    from ..tasks import preview_import_job
-
-    job = ImportJob(project=project, created_by=user, original_name=upload.name[:255], kind=kind or "")
-    job.file.save(upload.name, upload, save=False)
-    job.full_clean()
-    job.save()
-    preview_import_job.delay_on_commit(job.pk)
-    return job
-
-
-def import_job_preview(*, job_id: int) -> ImportJob:
-    """Check the job's file as a dry run and store the preview (or the errors). Safe to run twice: a job
-    that already has its preview, or has been confirmed, is left alone."""
-    job = ImportJob.objects.select_related("project").get(pk=job_id)
-    if job.status not in (ImportJobStatus.QUEUED, ImportJobStatus.RUNNING) or job.confirmed_at:
-        return job
-    ImportJob.objects.filter(pk=job.pk).update(status=ImportJobStatus.RUNNING, updated_at=timezone.now())
-    try:
-        result = _run_job(job, dry_run=True, progress=_progress_saver(job.pk))
-    except Exception:  # noqa: BLE001 - whatever went wrong, the job must end rather than stay "running"
-        result = _unexpected_failure(job, "preview")
-    job.status = ImportJobStatus.PREVIEW if result.ok else ImportJobStatus.FAILED
-    _store_result(job, result)
-    return job
-
-
-@transaction.atomic
-def import_job_confirm(*, job: ImportJob, user) -> ImportJob:
-    """Queue the apply of a previewed job; only a job waiting for confirmation can be confirmed (once)."""
-    from ..tasks import apply_import_job
-
-    now = timezone.now()
-    waiting = ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.PREVIEW, confirmed_at__isnull=True)
-    claimed = waiting.update(
-        status=ImportJobStatus.QUEUED, confirmed_at=now, confirmed_by=user, progress_done=0, updated_at=now
-    )
-    if not claimed:
-        raise ValidationError("This import is not waiting for confirmation.")
-    apply_import_job.delay_on_commit(job.pk)
-    job.refresh_from_db()
-    return job
-
-
-def import_job_apply(*, job_id: int) -> ImportJob:
-    """Check the file again against the project as it is now and apply it, in one transaction with the
-    job's final status. Safe to run twice: the job row is locked and an applied job is left alone."""
-    job = ImportJob.objects.get(pk=job_id)
-    if job.confirmed_at is None or job.status in (ImportJobStatus.APPLIED, ImportJobStatus.FAILED):
-        return job
-    ImportJob.objects.filter(pk=job.pk, status=ImportJobStatus.QUEUED).update(
-        status=ImportJobStatus.RUNNING, updated_at=timezone.now()
-    )
-    with transaction.atomic():
-        job = ImportJob.objects.select_for_update(of=("self",)).select_related("project").get(pk=job_id)
-        if job.status in (ImportJobStatus.APPLIED, ImportJobStatus.FAILED):
-            return job
-        expected = (job.summary or {}).get("counts")
-        try:
-            with transaction.atomic():  # a savepoint: an error inside leaves this transaction usable
-                result = _run_job(job, dry_run=False, user=job.confirmed_by, expected_counts=expected)
-        except Exception:  # noqa: BLE001 - whatever went wrong, the job must end rather than stay "running"
-            result = _unexpected_failure(job, "apply")
-        job.status = ImportJobStatus.APPLIED if result.applied else ImportJobStatus.FAILED
-        _store_result(job, result)
-    return job
-
-
-def _unexpected_failure(job: ImportJob, step: str) -> ImportResult:
-    """A bug or a file nobody foresaw: log it with its traceback, and tell the user without details."""
-    logger.exception("import job %s (%s): the %s failed unexpectedly", job.pk, job.original_name, step)
-    return ImportResult(issues=[ImportIssue(job.original_name, UNEXPECTED_ERROR)])
-
-
-def _run_job(
-    job: ImportJob, *, dry_run: bool, user=None, progress=None, expected_counts: dict | None = None
-) -> ImportResult:
-    try:
-        with job.file.open("rb") as handle:
-            data = handle.read()
-    except OSError:
-        return ImportResult(issues=[ImportIssue(job.original_name, "the uploaded file is no longer stored")])
-    return inventory_import(
-        project=job.project, filename=job.original_name, data=data, kind=job.kind or None, dry_run=dry_run,
-        user=user, progress=progress, expected_counts=expected_counts,
-    )
-
-
-def _progress_saver(job_id: int) -> ProgressCallback:
-    """Progress goes straight to the row (outside any transaction) so the page's poller sees it move."""
-
-    def save(done: int, total: int) -> None:
-        ImportJob.objects.filter(pk=job_id).update(progress_done=done, progress_total=total)
-
-    return save
-
-
-def _store_result(job: ImportJob, result: ImportResult) -> None:
-    total = sum(len(sheet.rows) for sheet in result.plan.sheets) if result.plan else 0
-    job.kinds = result.kinds
-    job.errors = [issue.as_dict() for issue in result.issues]
-    job.summary = result.plan.summary() if result.plan and result.ok else {}  # counts of a failed file mislead
-    job.progress_done = job.progress_total = total
-    job.finished_at = timezone.now()
-    job.save()

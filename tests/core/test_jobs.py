@@ -1,0 +1,141 @@
+"""The job row's lifecycle, the one claim helper and progress a poller sees, on a real job model
+(an inventory import; every job model shares the abstract row)."""
+
+import threading
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.files.base import ContentFile
+from django.db import connection, connections, transaction
+
+from core.choices import JobStatus
+from core.jobs import enqueue_on_commit, job_models, job_queue, job_status, progress_reporter
+from inventory.models import ImportJob
+
+pytestmark = pytest.mark.django_db
+
+
+def make_job(project, **fields) -> ImportJob:
+    job = ImportJob(project=project, original_name="racks.csv", **fields)
+    job.file.save("racks.csv", ContentFile(b"name\n"), save=False)
+    job.save()
+    return job
+
+
+def test_start_is_won_once(project):
+    job = make_job(project)
+    assert job.start(step="reading", total=10)
+    again = ImportJob.objects.get(pk=job.pk)
+    assert not again.start()  # a redelivered task finds it running and leaves it
+    job.refresh_from_db()
+    assert (job.status, job.progress_step, job.progress_total) == (JobStatus.RUNNING, "reading", 10)
+    assert job.started_at is not None
+
+
+def test_advance_counts_by_one_statement_from_many_workers(project):
+    job = make_job(project, status=JobStatus.RUNNING, progress_total=20)
+    copies = [ImportJob.objects.get(pk=job.pk) for _ in range(4)]
+    for copy in copies:  # each worker holds a stale copy: the count must still add up
+        copy.advance(by=5)
+    job.refresh_from_db()
+    assert job.progress_done == 20
+
+
+def test_finish_reports_the_whole_progress_and_settles(project):
+    job = make_job(project, status=JobStatus.RUNNING, progress_total=7, progress_done=3)
+    assert job.finish(status=JobStatus.WAITING, summary={"counts": {"racks": 1}})
+    job.refresh_from_db()
+    assert (job.status, job.progress_done, job.summary) == (JobStatus.WAITING, 7, {"counts": {"racks": 1}})
+    assert job.is_settled and not job.is_finished and job.finished_at is not None
+    assert job.status_label == "Ready to confirm"  # the model's own words
+    assert not job.finish()  # not active any more: nothing changes
+
+
+def test_fail_keeps_the_reasons(project):
+    job = make_job(project, status=JobStatus.RUNNING)
+    assert job.fail("the file is empty")
+    job.refresh_from_db()
+    assert (job.status, job.errors) == (JobStatus.FAILED, ["the file is empty"])
+
+
+def test_append_log_keeps_every_writer_s_lines(project):
+    job = make_job(project)
+    ImportJob.objects.get(pk=job.pk).append_log("first")
+    ImportJob.objects.get(pk=job.pk).append_log("second")
+    job.refresh_from_db()
+    lines = job.log.splitlines()
+    assert [line.split(" ", 2)[2] for line in lines] == ["first", "second"]
+
+
+def test_job_queue_claims_once_and_enqueues_after_commit(project, django_capture_on_commit_callbacks):
+    job = make_job(project, status=JobStatus.WAITING)
+    with django_capture_on_commit_callbacks() as callbacks:
+        job_queue(job, task="inventory.tasks.apply_import_job", from_statuses={JobStatus.WAITING},
+                  refused="not waiting")
+        with pytest.raises(ValidationError, match="not waiting"):
+            job_queue(ImportJob.objects.get(pk=job.pk), task="inventory.tasks.apply_import_job",
+                      from_statuses={JobStatus.WAITING}, refused="not waiting")
+    assert len(callbacks) == 1
+    assert ImportJob.objects.get(pk=job.pk).status == JobStatus.QUEUED
+
+
+def test_an_unknown_task_name_fails_loudly(project, django_capture_on_commit_callbacks):
+    with pytest.raises(KeyError), django_capture_on_commit_callbacks(execute=True):
+        enqueue_on_commit("inventory.tasks.no_such_task", 1)
+
+
+def test_every_task_a_service_sends_by_name_is_registered():
+    """Services send tasks by name (core.jobs): a name with a typo would only fail after commit."""
+    import ast
+    from pathlib import Path
+
+    from bringup.celery import app
+
+    root = Path(__file__).resolve().parents[2]
+    names = set()
+    for path in root.glob("*/**/*.py"):
+        if ".venv" in path.parts or "tests" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
+                "enqueue_on_commit", "job_queue"
+            ):
+                args = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "task")]
+                names.update(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    app.loader.import_default_modules()
+    missing = {name for name in names if name not in app.tasks}
+    assert not missing, f"tasks sent by name but not registered: {sorted(missing)}"
+
+
+def test_status_payload_has_the_same_keys_for_every_job_model(project):
+    job = make_job(project, status=JobStatus.RUNNING, progress_total=4, progress_done=1, progress_step="rows")
+    payload = job_status(job)
+    assert payload["type"] == "inventory.importjob"
+    assert (payload["done"], payload["total"], payload["percent"], payload["finished"]) == (1, 4, 25, False)
+    assert payload["status_label"] == "Running (rows)"
+    assert "inventory.importjob" in job_models()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_progress_inside_an_open_transaction_is_seen_by_the_poller(project):
+    """On PostgreSQL the report goes through its own connection, so a page polling from another
+    connection sees it while the job's transaction is still open. (SQLite has one writer: there the
+    reporter writes on the same connection and the progress shows at commit.)"""
+    job = make_job(project, status=JobStatus.RUNNING)
+    seen = {}
+
+    def poll():
+        seen["done"] = ImportJob.objects.get(pk=job.pk).progress_done
+        connections.close_all()
+
+    with transaction.atomic():
+        with progress_reporter(job) as report:
+            report(5, total=9, step="cables")
+            if connection.vendor == "postgresql":
+                poller = threading.Thread(target=poll)
+                poller.start()
+                poller.join()
+    job.refresh_from_db()
+    assert (job.progress_done, job.progress_total, job.progress_step) == (5, 9, "cables")
+    if connection.vendor == "postgresql":
+        assert seen["done"] == 5
