@@ -12,8 +12,39 @@ class CableType(models.TextChoices):
 class CableStatus(models.TextChoices):
     PLANNED = "planned", "Planned"
     INSTALLED = "installed", "Installed"
-    VERIFIED = "verified", "Verified (scanned)"
+    VERIFIED = "verified", "Verified"  # both ends scanned where the plan says, or the link seen ok in the fabric
     FAULTY = "faulty", "Faulty"
+
+
+class FabricState(models.TextChoices):
+    """What the latest topology comparison saw of a planned cable (blank: no comparison has seen it yet)."""
+
+    OK = "ok", "Seen ok"
+    MISSING = "missing", "Missing (down or absent)"
+    MISWIRED = "miswired", "Miswired"
+    DEGRADED = "degraded", "Degraded (lower speed or width)"
+
+
+class ScanAction(models.TextChoices):
+    """What a technician meant a scan for."""
+
+    LOOKUP = "lookup", "Look up"  # what is this code? (the search box, the first scan of a flow)
+    RACK = "rack", "Rack a device"
+    OPTIC = "optic", "Seat an optic"
+    CABLE_END = "cable_end", "Confirm a cable end"
+
+
+class ScanResult(models.TextChoices):
+    ACCEPTED = "accepted", "Accepted"  # recorded what the scan said (a device racked, an end confirmed)
+    REFUSED = "refused", "Refused"  # does not match the plan or the rules: nothing changed, the reason says why
+    CONFLICT = "conflict", "Conflict"  # someone else did it first, at the same moment or before
+    FOUND = "found", "Found"  # a lookup that resolved the code
+
+
+class ScanSource(models.TextChoices):
+    PAGE = "page", "Floor page"
+    OFFLINE = "offline", "Floor page, sent when the network came back"
+    API = "api", "API (script or scanner app)"
 
 
 class Side(models.TextChoices):

@@ -13,9 +13,20 @@ from core.choices import JobStatus
 from core.models import Job
 from delivery.models import Project
 from inventory.choices import Network
-from inventory.models import Port
+from inventory.models import Device, Optic, Port
 
-from .choices import CableStatus, CableType, FabricPlanSource, LabelScope, LabelStockName, Side
+from .choices import (
+    CableStatus,
+    CableType,
+    FabricPlanSource,
+    FabricState,
+    LabelScope,
+    LabelStockName,
+    ScanAction,
+    ScanResult,
+    ScanSource,
+    Side,
+)
 
 
 class Cable(models.Model):
@@ -30,6 +41,17 @@ class Cable(models.Model):
     optic_part_a = models.CharField(max_length=100, blank=True, help_text="Transceiver needed at the A end.")
     optic_part_b = models.CharField(max_length=100, blank=True, help_text="Transceiver needed at each B end.")
     status = models.CharField(max_length=16, choices=CableStatus.choices, default=CableStatus.PLANNED)
+    status_cause = models.CharField(
+        max_length=200, blank=True, help_text="Why the cable is in its status: the scan, check or person that moved it."
+    )
+    verified_at = models.DateTimeField(null=True, blank=True, help_text="When a scan confirmed its last end.")
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    fabric_state = models.CharField(max_length=16, choices=FabricState.choices, blank=True)
+    fabric_checked_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the topology comparison that set fabric_state ran."
+    )
     removed_from_plan = models.BooleanField(
         default=False,
         help_text="Installed when a re-plan dropped it, and kept on purpose: take it out, then delete the row.",
@@ -53,6 +75,12 @@ class CableEnd(models.Model):
     side = models.CharField(max_length=1, choices=Side.choices)
     position = models.PositiveSmallIntegerField(default=0, help_text="Leg of a breakout, from 0.")
     port = models.OneToOneField(Port, on_delete=models.PROTECT, related_name="cable_end")
+    confirmed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a scan confirmed this end in its planned port."
+    )
+    confirmed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     optic_count = models.PositiveSmallIntegerField(
         default=1,
         help_text="Transceivers this end accounts for: 0 where it shares a twin-port cage whose transceiver "
@@ -148,3 +176,46 @@ class LabelSheetExport(Job):
         """`<CODE>-labels-<scope>-<stock>-<id>.pdf`, e.g. ACME-72-labels-rack-n01-l7651-12.pdf."""
         scope = {LabelScope.RACK: f"rack-{self.rack}", LabelScope.NETWORK: self.network}.get(self.scope, "all")
         return f"{self.project.code}-labels-{slugify(scope)}-{slugify(self.stock)}-{self.pk}.pdf"
+
+
+class ScanEvent(models.Model):
+    """One scan on the floor, kept forever: who, when, in which project, the code as it was read, what it
+    resolved to, what was made of it and why. A scan sent twice (a replay from a tablet that lost its
+    network) carries the same idempotency key and is recorded once: (project, idempotency_key) is
+    unique."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="scans")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True, help_text="When the server recorded it.")
+    scanned_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the tablet read it (sent with an offline scan; the tablet's clock)."
+    )
+    idempotency_key = models.CharField(max_length=64, blank=True, help_text="Chosen by the client, once per scan.")
+    source = models.CharField(max_length=8, choices=ScanSource.choices, default=ScanSource.PAGE)
+    action = models.CharField(max_length=12, choices=ScanAction.choices)
+    raw_code = models.CharField(max_length=512, help_text="The code exactly as read (cut at 512 characters).")
+    result = models.CharField(max_length=10, choices=ScanResult.choices)
+    reason = models.TextField(blank=True, help_text="What happened, in the technician's words.")
+    # What the scan resolved to and acted on (whichever apply).
+    device = models.ForeignKey(Device, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    optic = models.ForeignKey(Optic, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    port = models.ForeignKey(Port, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    cable = models.ForeignKey(Cable, on_delete=models.SET_NULL, null=True, blank=True, related_name="scans")
+    cable_end = models.ForeignKey(CableEnd, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    context = models.JSONField(default=dict, blank=True, help_text="What came with the code (rack and U, port).")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "idempotency_key"], condition=~Q(idempotency_key=""),
+                name="scan_idempotency_key_unique_in_project",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["project", "-created_at"], name="scan_project_recent"),
+            models.Index(fields=["user", "-created_at"], name="scan_user_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} scan {self.pk}: {self.raw_code} ({self.result})"

@@ -112,6 +112,11 @@ class HardwareModel(models.Model):
     is_full_depth = models.BooleanField(
         default=True, help_text="Occupies both faces of the rack (servers, switches); a rear PDU does not."
     )
+    os_port_format = models.CharField(
+        max_length=40, blank=True, verbose_name="OS port name format",
+        help_text="How the switch's own OS names port n, as LLDP and its CLI print it: swp{n} (Cumulus), "
+        "Ethernet{n} (SONiC), eth1/{n} (NX-OS style). Blank: the OS prints our port names.",
+    )
 
     history = HistoricalRecords()
 
@@ -219,6 +224,15 @@ class Device(models.Model):
     asset_tag = models.CharField(max_length=100, blank=True)
     oob_address = models.GenericIPAddressField(null=True, blank=True, verbose_name="out-of-band address")
     status = models.CharField(max_length=16, choices=DeviceStatus.choices, default=DeviceStatus.PLANNED)
+    node_guid = models.CharField(
+        max_length=40, blank=True, db_index=True, verbose_name="node GUID",
+        help_text="The switch's (or host's) InfiniBand node GUID, as the fabric reports it; learned by a "
+        "topology comparison and matched on from then on.",
+    )
+    racked_at = models.DateTimeField(null=True, blank=True, help_text="When a scan confirmed it in its rack.")
+    racked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     history = HistoricalRecords()
 
@@ -325,8 +339,14 @@ class Port(models.Model):
     network = models.CharField(max_length=16, choices=Network.choices, blank=True)
     plane = models.PositiveSmallIntegerField(null=True, blank=True)
     lane = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Lane number within the parent, from 0.")
-    guid_mac = models.CharField(max_length=40, blank=True, verbose_name="GUID / MAC")
+    guid_mac = models.CharField(
+        max_length=40, blank=True, db_index=True, verbose_name="GUID / MAC",
+        help_text="The port's GUID (InfiniBand) or MAC (Ethernet), learned from the fabric.",
+    )
     status = models.CharField(max_length=16, choices=PortStatus.choices, default=PortStatus.PLANNED)
+    status_cause = models.CharField(
+        max_length=200, blank=True, help_text="Why the port is in its status: the scan or check that moved it."
+    )
 
     history = HistoricalRecords()
 
@@ -378,6 +398,10 @@ class Optic(models.Model):
     dom_rx_power_dbm = models.JSONField(default=list, blank=True, help_text="Per lane.")
     dom_bias_ma = models.JSONField(default=list, blank=True, help_text="Per lane.")
     dom_read_at = models.DateTimeField(null=True, blank=True)
+    installed_at = models.DateTimeField(null=True, blank=True, help_text="When it was seated in its port.")
+    installed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
 
     history = HistoricalRecords()
 
