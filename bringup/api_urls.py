@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
+from cabling.api.traces import register as register_traces
 from cabling.api.views import register as register_cabling
 from delivery.api.jobs import JobStatusView
 from delivery.api.views import MembershipViewSet, ProjectViewSet
@@ -16,6 +17,7 @@ router.register("projects", ProjectViewSet, basename="project")
 router.register("memberships", MembershipViewSet, basename="membership")
 register_inventory(router)
 register_cabling(router)
+register_traces(router)
 register_validation(router)
 router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 

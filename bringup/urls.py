@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/", include("bringup.api_urls")),
     path("p/<str:code>/import/", include("inventory.imports.urls")),
     path("p/<str:code>/cabling/", include("cabling.urls")),
+    path("p/<str:code>/floor/", include("cabling.floor.urls")),
     path("p/<str:code>/plan/", include("cabling.plan_urls")),
     path("p/<str:code>/checks/", include("validation.urls")),
     path("p/<str:code>/uploads/", include("validation.uploads.urls")),

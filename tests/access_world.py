@@ -194,13 +194,23 @@ def samples_module(app: str):
         raise AssertionError(f"{samples_file(app)} is missing: every app gives the access matrix its samples") from None
 
 
+def samples_modules(app: str) -> list:
+    """The app's samples module and its parts: a part of the app with pages of its own (the floor pages
+    of cabling) may keep its samples in `tests/<app>/access_samples_<part>.py` beside it."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent / app
+    parts = sorted(path.stem for path in folder.glob("access_samples_*.py"))
+    return [samples_module(app), *(importlib.import_module(f"tests.{app}.{part}") for part in parts)]
+
+
 def collect_samples(project) -> dict[str, dict]:
     """Every app's samples in `project`. delivery's come last: its job status sample names a job row the
     other apps' samples made. Where two modules name the same route, its own app's module wins."""
     merged: dict[str, dict] = {}
     owned: dict[str, dict] = {}
     for app in SAMPLES_ORDER:
-        for name, kwargs in samples_module(app).samples(project).items():
+        for name, kwargs in (item for module in samples_modules(app) for item in module.samples(project).items()):
             merged.setdefault(name, kwargs)
             owned[f"{app}|{name}"] = kwargs
     for route in all_routes():
@@ -225,6 +235,7 @@ def build_world() -> World:
     MembershipFactory(user=users["outsider"], project=other_project, role=Role.MANAGER)
     queries = {}
     for app in APPS:
-        queries |= getattr(samples_module(app), "QUERIES", {})
+        for module in samples_modules(app):
+            queries |= getattr(module, "QUERIES", {})
     return World(project=project, other_project=other_project, users=users, samples=collect_samples(project),
                  other_samples=collect_samples(other_project), queries=queries)
