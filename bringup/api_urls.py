@@ -1,11 +1,11 @@
 """One API router for every app, so /api/ lists everything."""
 
 from django.urls import path
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from cabling.api.traces import register as register_traces
 from cabling.api.views import register as register_cabling
+from core.api.tokens import token_view
 from delivery.api.jobs import JobStatusView
 from delivery.api.views import MembershipViewSet, ProjectViewSet
 from inventory.api.views import register as register_inventory
@@ -23,7 +23,7 @@ router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 
 urlpatterns = [
     # POST username and password, get the token to send as `Authorization: Token <key>`.
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", token_view, name="api-token"),
     path("jobs/<str:job_type>/<int:pk>/", JobStatusView.as_view(), name="api-job-status"),
     *router.urls,
 ]

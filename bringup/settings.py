@@ -17,12 +17,49 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "dev-only-insecure-key-change-me" if DEBUG else "")
-if not SECRET_KEY:
-    raise RuntimeError("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
-ALLOWED_HOSTS = [h for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost").split(",") if h]
-CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+def env_list(name: str, default: str = "") -> list[str]:
+    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
+
+
+def embedded_secret_key() -> str:
+    """The embedded default's secret key: made once, kept in var/secret_key (readable by its owner
+    only), so sessions survive a restart and no key is shared between installations."""
+    import secrets
+
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        draft = VAR_DIR / f".secret_key.{os.getpid()}"
+        descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w") as handle:
+            handle.write(secrets.token_urlsafe(50))
+        try:  # link, not rename: of two processes starting at once, the first key stays for both
+            os.link(draft, path)
+        except FileExistsError:
+            pass
+        finally:
+            draft.unlink()
+    return path.read_text().strip()
+
+
+# Debug is off by default, even on the embedded set-up: a debug page would show an outsider every URL
+# and setting. Static files are served by WhiteNoise either way.
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or embedded_secret_key()
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
+
+# Behind a TLS proxy (README, "Settings"): all off by default, so the embedded set-up works over plain
+# http on 127.0.0.1; `manage.py check --deploy` is clean with the documented production values.
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("DJANGO_CSRF_COOKIE_SECURE", False)
+# "HTTP_X_FORWARDED_PROTO,https": the header the proxy sets, and its value for a TLS request.
+_proxy_header = env_list("DJANGO_SECURE_PROXY_SSL_HEADER")
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_header) if len(_proxy_header) == 2 else None
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -49,6 +86,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -89,6 +127,16 @@ DATABASES = {
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),
     )
 }
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The embedded default holds a small team: readers never wait for the writer (WAL); a writer waits up
+    # to 20 s for another instead of failing at once (timeout); and a transaction takes the write lock
+    # when it begins (IMMEDIATE), so two read-then-write transactions queue one after the other instead of
+    # the second failing halfway with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL",
+        "transaction_mode": "IMMEDIATE",
+        "timeout": 20,
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -107,6 +155,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "static"))
+# WhiteNoise serves static files from the app and project folders too, so `make run` needs no
+# collectstatic; behind a proxy in production, `collectstatic` still fills STATIC_ROOT for it.
+WHITENOISE_USE_FINDERS = True
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # WhiteNoise warns on every start when it is missing
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "media"))
 
@@ -140,6 +192,12 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON bounded in size and depth (core/api/parsers.py): hostile nesting is a 400, never a 500.
+    "DEFAULT_PARSER_CLASSES": [
+        "core.api.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     # One error shape for every endpoint (core/api/exceptions.py), documented in the schema.
     "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
 }
@@ -182,6 +240,8 @@ VALIDATION_RETRY_MAX_S = float(os.environ.get("VALIDATION_RETRY_MAX_S", "300"))
 
 # Uploaded tool outputs (page or node post): the largest file accepted.
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
+# The largest JSON body an API endpoint reads (a tool output posted as JSON text included).
+API_JSON_MAX_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 # Soak: a window's default length and how often its link counters are read. How often Celery beat looks
 # for windows due a reading is SOAK_TICK_SECONDS (default 60), read by bringup/celery.py.
 SOAK_DURATION_HOURS = float(os.environ.get("SOAK_DURATION_HOURS", "72"))

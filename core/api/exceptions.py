@@ -1,6 +1,7 @@
 """The one error shape of the API, whatever raised the error.
 
-- 400: the fields at fault under their names, everything else under `non_field_errors`:
+- 400: the fields at fault under their names, everything else (a body that is not JSON included) under
+  `non_field_errors`:
   `{"serial": ["Already used by gpu-017."], "non_field_errors": ["The rack is full."]}`.
 - Every other client error: `{"detail": "..."}` (401, 403, 404, 405, 409, 413, 415, 429).
 
@@ -14,12 +15,14 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 
-from django.core.exceptions import NON_FIELD_ERRORS
+from django.core.exceptions import NON_FIELD_ERRORS, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import IntegrityError
 from rest_framework import exceptions, serializers
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from .parsers import RequestTooLarge
 
 NON_FIELD_KEY = api_settings.NON_FIELD_ERRORS_KEY  # "non_field_errors"
 
@@ -40,13 +43,19 @@ def as_api_error(exc: DjangoValidationError) -> exceptions.ValidationError:
 
 
 def exception_handler(exc, context):
-    """REST_FRAMEWORK["EXCEPTION_HANDLER"]: DRF's handler, after mapping Django's ValidationError, and
-    with a 400 that came as a bare list put under non_field_errors."""
+    """REST_FRAMEWORK["EXCEPTION_HANDLER"]: DRF's handler, after mapping Django's ValidationError and
+    Django's refusal of an oversized body (otherwise an HTML page), and with a 400 that came as a bare
+    list put under non_field_errors."""
     if isinstance(exc, DjangoValidationError):
         exc = as_api_error(exc)
+    elif isinstance(exc, RequestDataTooBig):
+        exc = RequestTooLarge(str(exc) or None)
     response = drf_exception_handler(exc, context)
-    if response is not None and response.status_code == 400 and isinstance(response.data, list):
-        response.data = {NON_FIELD_KEY: response.data}
+    if response is not None and response.status_code == 400:
+        if isinstance(response.data, list):
+            response.data = {NON_FIELD_KEY: response.data}
+        elif isinstance(response.data, dict) and set(response.data) == {"detail"}:  # a body DRF could not parse
+            response.data = {NON_FIELD_KEY: [response.data["detail"]]}
     return response
 
 
