@@ -1,13 +1,14 @@
 from django import forms
+from django.conf import settings
 
 from ..choices import ImportKind
-
-MAX_UPLOAD_BYTES = 20 * 1024 * 1024
+from .limits import ImportLimits, size_text
 
 
 class ImportUploadForm(forms.Form):
     """Any file is accepted and kept: whether it is a readable inventory file is the preview's job, so a
-    bad upload is still there to look at."""
+    bad upload is still there to look at. Only its size is checked here (IMPORT_MAX_FILE_BYTES); the
+    request never opens it."""
 
     file = forms.FileField(help_text="A .csv (one kind) or an .xlsx (sheets racks, devices, nics, optics).")
     kind = forms.ChoiceField(
@@ -17,6 +18,7 @@ class ImportUploadForm(forms.Form):
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
-        if upload.size > MAX_UPLOAD_BYTES:
-            raise forms.ValidationError(f"The file is larger than {MAX_UPLOAD_BYTES // (1024 * 1024)} MB.")
+        limit = ImportLimits.from_settings(settings).max_file_bytes
+        if upload.size > limit:
+            raise forms.ValidationError(f"The file is larger than {size_text(limit)}, the limit.")
         return upload

@@ -6,19 +6,30 @@ blank rows are skipped without renumbering what follows.
 
 Text cells lose the apostrophe our exports put before formula-leading text (core.spreadsheets.csv_safe),
 and only that one, so an exported file reads back exactly as it was written.
+
+What a file may unpack and read is bounded (inventory.imports.limits): its size first; for an XLSX its
+zip directory and its sheets' XML (inventory.imports.xlsx_guard) before openpyxl reads it; and, while
+reading any file, its rows, columns, cells and characters. A CSV is decoded as it streams, a line at a
+time, so neither the whole file nor an endless line is ever held in memory.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import datetime
 import io
+import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePath
+from typing import BinaryIO
 
 from core.spreadsheets import csv_unsafe
 
 from .columns import COLUMNS, KINDS, REQUIRED, kind_from_header
+from .limits import ImportLimits, LimitExceeded, ReadBudget, size_text
+from .xlsx_guard import check_xlsx
 
 HEADER_ROW = 1
 
@@ -32,6 +43,11 @@ class ImportIssue:
     sheet: str = ""
     row: int | None = None
     column: str = ""
+    more: int = 0  # on the last issue kept: how many more there were, not kept
+
+    @classmethod
+    def from_limit(cls, file: str, exc: LimitExceeded) -> ImportIssue:
+        return cls(file, exc.message, sheet=exc.sheet, row=exc.row)
 
     def __str__(self) -> str:
         where = self.file
@@ -44,10 +60,23 @@ class ImportIssue:
         return f"{where}: {self.message}"
 
     def as_dict(self) -> dict:
-        return {
+        values = {
             "file": self.file, "sheet": self.sheet, "row": self.row, "column": self.column,
             "message": self.message, "text": str(self),
         }
+        if self.more:
+            values["more"] = self.more
+        return values
+
+
+def bounded_issues(file: str, issues: list[ImportIssue], total: int, limit: int) -> list[ImportIssue]:
+    """At most `limit` issues: when there were more (`total`), the first ones and a last one saying how
+    many more there were."""
+    if total <= limit:
+        return list(issues[:limit])
+    kept = list(issues[:max(limit - 1, 0)])
+    more = total - len(kept)
+    return [*kept, ImportIssue(file, f"... and {more:,} more errors, not listed", more=more)]
 
 
 class ImportFileError(Exception):
@@ -76,22 +105,41 @@ class Sheet:
         return ImportIssue(file=self.file, sheet=self.name, row=row, column=column, message=message)
 
 
-def read_inventory_file(filename: str, data: bytes, kind: str | None = None) -> list[Sheet]:
-    """The file's sheets in apply order (racks, devices, nics, optics). Raises ImportFileError."""
+def read_inventory_file(
+    filename: str, data: bytes | BinaryIO, kind: str | None = None, *, limits: ImportLimits | None = None
+) -> list[Sheet]:
+    """The file's sheets in apply order (racks, devices, nics, optics). `data` is the file's bytes or a
+    binary file open at its start (read as it streams, never whole). Raises ImportFileError, with one
+    issue naming the limit for a file over one of `limits` (the defaults of inventory.imports.limits)."""
+    limits = limits or ImportLimits()
     if kind and kind not in KINDS:
         message = f'unknown kind "{kind}"; use one of {", ".join(KINDS)}'
         raise ImportFileError([ImportIssue(filename, message)])
+    source = io.BytesIO(data) if isinstance(data, bytes | bytearray | memoryview) else data
     suffix = PurePath(filename).suffix.lower()
-    if suffix == ".csv":
-        sheets = [_read_csv(filename, data, kind)]
-    elif suffix == ".xlsx":
-        sheets = _read_xlsx(filename, data, kind)
-    else:
+    if suffix not in (".csv", ".xlsx"):
         raise ImportFileError([ImportIssue(filename, "not a CSV or XLSX file (use a .csv or .xlsx file)")])
+    try:
+        _check_size(source, limits)
+        budget = ReadBudget(limits)
+        if suffix == ".csv":
+            sheets = [_read_csv(filename, source, kind, budget)]
+        else:
+            sheets = _read_xlsx(filename, source, kind, budget)
+    except LimitExceeded as exc:
+        raise ImportFileError([ImportIssue.from_limit(filename, exc)]) from exc
     issues = [issue for sheet in sheets for issue in _header_issues(sheet)]
     if issues:
         raise ImportFileError(issues)
     return sorted(sheets, key=lambda sheet: KINDS.index(sheet.kind))
+
+
+def _check_size(source: BinaryIO, limits: ImportLimits) -> None:
+    source.seek(0, io.SEEK_END)
+    size = source.tell()
+    source.seek(0)
+    if size > limits.max_file_bytes:
+        raise LimitExceeded(f"the file is {size_text(size)}; the limit is {size_text(limits.max_file_bytes)}")
 
 
 def cell_text(value) -> str:
@@ -110,36 +158,87 @@ def cell_text(value) -> str:
     return str(value).strip()
 
 
-def _read_csv(filename: str, data: bytes, kind: str | None) -> Sheet:
-    if b"\x00" in data:
-        raise ImportFileError([ImportIssue(filename, "not a CSV file: it holds binary data")])
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        message = "not a UTF-8 text CSV file; save it as CSV UTF-8"
-        raise ImportFileError([ImportIssue(filename, message)]) from exc
-    first_line = text.split("\n", 1)[0]
+CSV_CHUNK = 64 * 1024
+
+
+def _read_csv(filename: str, source: BinaryIO, kind: str | None, budget: ReadBudget) -> Sheet:
+    lines = _csv_lines(filename, source, budget.limits)
+    first_line = next(lines, "")
     # Spreadsheets in some locales save CSV with semicolons; accept both.
     delimiter = ";" if ";" in first_line and "," not in first_line else ","
+    records: list[list[str]] = []
     try:
-        reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-        records = [[cell_text(cell) for cell in record] for record in reader]
+        # csv's own field limit (csv.field_size_limit(), 128 KiB unless changed) ends a quoted field that
+        # runs over many lines; a longer line never reaches csv (_csv_lines).
+        for record in csv.reader(itertools.chain([first_line], lines), delimiter=delimiter):
+            cells = [cell_text(cell) for cell in record]
+            budget.row(_trimmed(cells), number=len(records) + 1)
+            records.append(cells)
     except csv.Error as exc:
+        if "field larger than field limit" in str(exc):
+            raise LimitExceeded(budget.cell_too_long(), row=len(records) + 1) from exc
         raise ImportFileError([ImportIssue(filename, f"not a readable CSV file: {exc}")]) from exc
     if not any(any(record) for record in records):
         raise ImportFileError([ImportIssue(filename, "the file is empty")])
     return _sheet_from_records(filename, "", records, kind)
 
 
-def _read_xlsx(filename: str, data: bytes, kind: str | None) -> list[Sheet]:
+def _csv_lines(filename: str, source: BinaryIO, limits: ImportLimits) -> Iterator[str]:
+    """The file's lines (each with its "\n"), decoded as UTF-8 a chunk at a time. Refuses binary data,
+    text that is not UTF-8, a file larger than it said and a line longer than any row may be."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    pending = ""
+    line_number = 1
+    read = 0
+    while True:
+        chunk = source.read(CSV_CHUNK)
+        read += len(chunk)
+        if read > limits.max_file_bytes:
+            raise LimitExceeded(f"the file is larger than {size_text(limits.max_file_bytes)}, the limit")
+        if b"\x00" in chunk:
+            raise ImportFileError([ImportIssue(filename, "not a CSV file: it holds binary data")])
+        try:
+            pending += decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            message = "not a UTF-8 text CSV file; save it as CSV UTF-8"
+            raise ImportFileError([ImportIssue(filename, message)]) from exc
+        *complete, pending = pending.split("\n")
+        for line in complete:
+            yield line + "\n"
+        line_number += len(complete)
+        if len(pending) > limits.max_line_chars:
+            raise LimitExceeded(
+                f"the line is longer than {limits.max_line_chars:,} characters ({limits.max_columns:,} "
+                f"columns of at most {limits.max_cell_chars:,} characters)", row=line_number,
+            )
+        if not chunk:
+            break
+    if pending:
+        yield pending
+
+
+def _trimmed(cells: list) -> list:
+    """A row without its trailing blank cells: what counts as its width."""
+    end = len(cells)
+    while end and cells[end - 1] in (None, ""):
+        end -= 1
+    return cells[:end]
+
+
+def _read_xlsx(filename: str, source: BinaryIO, kind: str | None, budget: ReadBudget) -> list[Sheet]:
     import openpyxl
 
     try:
-        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # noqa: BLE001 - openpyxl raises many types for a file that is not a workbook
+        check_xlsx(source, budget.limits)
+        workbook = openpyxl.load_workbook(source, read_only=True, data_only=True, keep_links=False)
+    except LimitExceeded:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile and openpyxl raise many types for a file that is not a workbook
         raise ImportFileError([ImportIssue(filename, "not a readable XLSX workbook")]) from exc
     try:
-        contents = {worksheet.title: _worksheet_records(filename, worksheet) for worksheet in workbook.worksheets}
+        contents = {
+            worksheet.title: _worksheet_records(filename, worksheet, budget) for worksheet in workbook.worksheets
+        }
     finally:
         workbook.close()
     non_empty = {title: records for title, records in contents.items() if any(any(r) for r in records)}
@@ -159,22 +258,31 @@ def _read_xlsx(filename: str, data: bytes, kind: str | None) -> list[Sheet]:
     return sheets
 
 
-def _worksheet_records(filename: str, worksheet) -> list[list[str]]:
-    """The sheet's cells as text. openpyxl parses a read-only sheet row by row while we iterate, so a
-    damaged cell (a shared-string index out of range, text in a number cell) raises here, in the row
-    after the last one read."""
+def _worksheet_records(filename: str, worksheet, budget: ReadBudget) -> list[list[str]]:
+    """The sheet's cells as text, each row counted against the limits as it is read. openpyxl parses a
+    read-only sheet row by row while we iterate, so a damaged cell (a shared-string index out of range,
+    text in a number cell) raises here, in the row after the last one read.
+
+    The sheet's own dimension is ignored (reset_dimensions): a sheet claiming A1:XFD1048576 would
+    otherwise be padded to that size row after row."""
     records: list[list[str]] = []
-    try:
-        for row in worksheet.iter_rows(values_only=True):
-            records.append([cell_text(c) for c in row])
-    except Exception as exc:  # noqa: BLE001 - openpyxl raises IndexError, ValueError, KeyError... for bad cells
-        message = (
-            "a cell of this row cannot be read (the file is damaged or was edited by hand); "
-            "open it in a spreadsheet program and save it again"
-        )
-        issue = ImportIssue(filename, message, sheet=worksheet.title, row=len(records) + 1)
-        raise ImportFileError([issue]) from exc
-    return records
+    worksheet.reset_dimensions()
+    rows = worksheet.iter_rows(values_only=True)
+    while True:
+        try:
+            row = next(rows, None)
+        except Exception as exc:  # noqa: BLE001 - openpyxl raises IndexError, ValueError, KeyError... for bad cells
+            message = (
+                "a cell of this row cannot be read (the file is damaged or was edited by hand); "
+                "open it in a spreadsheet program and save it again"
+            )
+            issue = ImportIssue(filename, message, sheet=worksheet.title, row=len(records) + 1)
+            raise ImportFileError([issue]) from exc
+        if row is None:
+            return records
+        cells = [cell_text(c) for c in _trimmed(row)]
+        budget.row(cells, sheet=worksheet.title, number=len(records) + 1)
+        records.append(cells)
 
 
 def _xlsx_sheet_for_kind(filename: str, kind: str, named: dict, non_empty: dict) -> Sheet:

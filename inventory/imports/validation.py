@@ -22,6 +22,7 @@ from ..choices import DeviceRole, DeviceStatus, Face, FormFactor, ImportAction, 
 from ..models import Device, DeviceUnit, HardwareModel, Nic, Optic, Port, Rack, Site
 from ..rack_space import rack_placement_errors, units_of
 from .columns import KINDS
+from .limits import IMPORT_MAX_ERRORS
 from .reader import ImportIssue, Row, Sheet
 
 PREVIEW_ROWS = 20
@@ -57,12 +58,22 @@ class ImportPlan:
     project: Project
     sheets: list[Sheet]
     changes: list[RowChange] = field(default_factory=list)
-    issues: list[ImportIssue] = field(default_factory=list)
+    issues: list[ImportIssue] = field(default_factory=list)  # the first max_errors found
+    issue_count: int = 0  # every issue found, kept or not
     new_sites: list[str] = field(default_factory=list)
+    max_errors: int = IMPORT_MAX_ERRORS
 
     @property
     def ok(self) -> bool:
-        return not self.issues
+        return not self.issue_count
+
+    def add_issues(self, issues: list[ImportIssue]) -> None:
+        """Count every issue; keep only the first max_errors, so a file of a million bad rows costs the
+        memory of a few hundred."""
+        self.issue_count += len(issues)
+        room = self.max_errors - len(self.issues)
+        if room > 0:
+            self.issues.extend(issues[:room])
 
     @property
     def kinds(self) -> list[str]:
@@ -87,10 +98,12 @@ ProgressCallback = Callable[[int, int], None]
 
 
 def build_plan(
-    project: Project, sheets: list[Sheet], *, progress: ProgressCallback | None = None
+    project: Project, sheets: list[Sheet], *, progress: ProgressCallback | None = None,
+    max_errors: int = IMPORT_MAX_ERRORS,
 ) -> ImportPlan:
-    """Check every row of every sheet; the plan's issues list every problem found (not just the first)."""
-    plan = ImportPlan(project=project, sheets=sheets)
+    """Check every row of every sheet; the plan's issues list the problems found (not just the first),
+    the first `max_errors` of them, and its issue_count counts them all."""
+    plan = ImportPlan(project=project, sheets=sheets, max_errors=max_errors)
     world = _ProjectPicture(project, sheets)
     total = sum(len(sheet.rows) for sheet in sheets)
     done = 0
@@ -103,7 +116,7 @@ def build_plan(
             cells = _Cells(sheet, row)
             change = checkers[sheet.kind](cells, world, seen)
             if cells.issues:
-                plan.issues.extend(cells.issues)
+                plan.add_issues(cells.issues)
             elif change is not None:
                 plan.changes.append(change)
             done += 1

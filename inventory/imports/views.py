@@ -1,9 +1,13 @@
 """The upload page, the job page (progress, preview, confirm) and the export downloads. Thin: access
 through ProjectViewMixin, reads through selectors, writes through services. The job page's progress
-bar polls the one job status endpoint."""
+bar polls the one job status endpoint.
+
+The upload only stores the file and queues its preview: nothing here opens an uploaded file; the
+preview task reads it, within the limits of inventory.imports.limits."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -11,6 +15,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from core.choices import JobStatus
+from core.http import attachment
 from core.spreadsheets import CSV_CONTENT_TYPE, XLSX_CONTENT_TYPE
 from delivery.access import Capability, ProjectViewMixin
 
@@ -19,6 +24,9 @@ from .export import FORMATS, export_csv, export_filename, export_xlsx
 from .forms import ImportUploadForm
 from .selectors import RECENT_JOBS, import_job_detail, import_job_list
 from .services import import_job_confirm, import_job_create
+
+# Errors per page of the job page (a job keeps at most IMPORT_MAX_ERRORS of them).
+ERRORS_PER_PAGE = 50
 
 
 def job_url(job) -> str:
@@ -55,6 +63,9 @@ class ImportJobView(ProjectViewMixin, TemplateView):
         job = import_job_detail(user=self.request.user, project=self.project, pk=self.kwargs["pk"])
         context["job"] = job
         context["statuses"] = JobStatus
+        errors = job.errors or []
+        context["errors_page"] = Paginator(errors, ERRORS_PER_PAGE).get_page(self.request.GET.get("page"))
+        context["error_count"] = error_count(errors)
         context["counts"] = sorted(
             (job.summary or {}).get("counts", {}).items(), key=lambda item: KINDS.index(item[0])
         )
@@ -63,6 +74,11 @@ class ImportJobView(ProjectViewMixin, TemplateView):
             for kind, rows in (job.summary or {}).get("rows", {}).items() if rows
         ]
         return context
+
+
+def error_count(errors: list[dict]) -> int:
+    """How many errors the file had: those kept, and those the last one says were not."""
+    return sum(error.get("more", 1) if isinstance(error, dict) else 1 for error in errors)
 
 
 def _describe(row: dict) -> str:
@@ -108,8 +124,6 @@ class ExportView(ProjectViewMixin, View):
         if file_format == "csv":
             response = HttpResponse(export_csv(self.project, kind), content_type=CSV_CONTENT_TYPE)
         else:
-            data = export_xlsx(self.project, [kind] if kind else KINDS)
-            response = HttpResponse(data, content_type=XLSX_CONTENT_TYPE)
-        filename = export_filename(self.project, kind, file_format)
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
+            response = HttpResponse(export_xlsx(self.project, [kind] if kind else KINDS),
+                                    content_type=XLSX_CONTENT_TYPE)
+        return attachment(response, export_filename(self.project, kind, file_format))

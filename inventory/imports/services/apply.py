@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import BinaryIO
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 
@@ -15,7 +17,8 @@ from delivery.models import Project
 from ...choices import ImportAction
 from ...models import HardwareModel, Nic, Optic, Port, Rack, Site
 from ...services import device_create, device_update
-from ..reader import ImportFileError, ImportIssue, read_inventory_file
+from ..limits import ImportLimits
+from ..reader import ImportFileError, ImportIssue, bounded_issues, read_inventory_file
 from ..validation import ImportPlan, ProgressCallback, ProjectRows, RowChange, build_plan
 
 PROJECT_CHANGED = "the project changed since the preview; upload again"
@@ -23,11 +26,17 @@ PROJECT_CHANGED = "the project changed since the preview; upload again"
 
 @dataclass
 class ImportResult:
-    """What an import did (or, for a dry run or a bad file, would do / why it did nothing)."""
+    """What an import did (or, for a dry run or a bad file, would do / why it did nothing). Its issues are
+    bounded (IMPORT_MAX_ERRORS): past the limit, the last one says how many more there were, and
+    error_count counts them all."""
 
     plan: ImportPlan | None = None
     issues: list[ImportIssue] = field(default_factory=list)
     applied: bool = False
+    error_count: int = 0
+
+    def __post_init__(self):
+        self.error_count = max(self.error_count, len(self.issues))
 
     @property
     def ok(self) -> bool:
@@ -45,40 +54,51 @@ def inventory_import(
     *,
     project: Project,
     filename: str,
-    data: bytes,
+    data: bytes | BinaryIO,
     kind: str | None = None,
     dry_run: bool = False,
     user=None,
     progress: ProgressCallback | None = None,
     expected_counts: dict | None = None,
+    limits: ImportLimits | None = None,
 ) -> ImportResult:
     """Read, check every row, and unless it is a dry run or anything is wrong, apply the whole file in one
     transaction. One bad row anywhere means nothing is written. With `expected_counts` (the counts a
-    preview showed), a plan that would now do something else is refused instead of applied."""
+    preview showed), a plan that would now do something else is refused instead of applied.
+
+    `data` is the file's bytes or a binary file open at its start; what it may unpack and read, and how
+    many errors are kept, are `limits` (by default the settings' IMPORT_MAX_*, inventory.imports.limits)."""
+    limits = limits or ImportLimits.from_settings(settings)
     try:
-        sheets = read_inventory_file(filename, data, kind)
+        sheets = read_inventory_file(filename, data, kind, limits=limits)
     except ImportFileError as exc:
-        return ImportResult(issues=exc.issues)
+        issues = bounded_issues(filename, exc.issues, len(exc.issues), limits.max_errors)
+        return ImportResult(issues=issues, error_count=len(exc.issues))
     if dry_run:
         # Outside any transaction, so the progress the callback saves is visible while it runs.
-        plan = build_plan(project, sheets, progress=progress)
-        return ImportResult(plan=plan, issues=list(plan.issues))
+        plan = build_plan(project, sheets, progress=progress, max_errors=limits.max_errors)
+        return _planned(filename, plan, limits)
     with transaction.atomic():
-        plan = build_plan(project, sheets, progress=progress)
-        result = ImportResult(plan=plan, issues=list(plan.issues))
-        if plan.issues:
+        plan = build_plan(project, sheets, progress=progress, max_errors=limits.max_errors)
+        result = _planned(filename, plan, limits)
+        if not plan.ok:
             return result
         if expected_counts is not None and plan.counts() != expected_counts:
-            result.issues = [ImportIssue(filename, PROJECT_CHANGED)]
+            result.issues, result.error_count = [ImportIssue(filename, PROJECT_CHANGED)], 1
             return result
         try:
             with transaction.atomic(), history_user(user):
                 _Applier(project).apply(plan.changes)
         except _ApplyFailed as exc:
-            result.issues = [exc.issue]
+            result.issues, result.error_count = [exc.issue], 1
             return result
         result.applied = True
         return result
+
+
+def _planned(filename: str, plan: ImportPlan, limits: ImportLimits) -> ImportResult:
+    issues = bounded_issues(filename, plan.issues, plan.issue_count, limits.max_errors)
+    return ImportResult(plan=plan, issues=issues, error_count=plan.issue_count)
 
 
 class _ApplyFailed(Exception):

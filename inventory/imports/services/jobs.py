@@ -101,20 +101,22 @@ def _unexpected_failure(job: ImportJob, step: str) -> ImportResult:
 def _run_job(
     job: ImportJob, *, dry_run: bool, user=None, progress=None, expected_counts: dict | None = None
 ) -> ImportResult:
+    """Read the stored file as it streams (never whole into memory), within the settings' limits."""
     try:
-        with job.file.open("rb") as handle:
-            data = handle.read()
+        handle = job.file.open("rb")
     except OSError:
         return ImportResult(issues=[ImportIssue(job.original_name, "the uploaded file is no longer stored")])
-    return inventory_import(
-        project=job.project, filename=job.original_name, data=data, kind=job.kind or None, dry_run=dry_run,
-        user=user, progress=progress, expected_counts=expected_counts,
-    )
+    with handle:
+        return inventory_import(
+            project=job.project, filename=job.original_name, data=handle, kind=job.kind or None,
+            dry_run=dry_run, user=user, progress=progress, expected_counts=expected_counts,
+        )
 
 
 def _settle(job: ImportJob, result: ImportResult, *, succeeded: str | None) -> None:
     """End the running job: in status `succeeded` with the plan's summary, or failed with the file's
-    issues, each placed by sheet, row and column."""
+    issues, each placed by sheet, row and column: at most IMPORT_MAX_ERRORS of them, the last saying how
+    many more there were (ImportResult keeps them bounded)."""
     rows = sum(len(sheet.rows) for sheet in result.plan.sheets) if result.plan else 0
     values = {"kinds": result.kinds, "progress_done": rows, "progress_total": rows}
     if succeeded:
