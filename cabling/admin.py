@@ -7,20 +7,21 @@ are edited inline on their cable (the port's database-unique constraint still re
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from .models import Cable, CableEnd, FabricPlan, LabelSheetExport
+from .models import Cable, CableEnd, FabricPlan, LabelSheetExport, ScanEvent
 
 
 class CableEndInline(admin.TabularInline):
     model = CableEnd
     extra = 0
-    fields = ["side", "position", "port"]
-    raw_id_fields = ["port"]  # a project has tens of thousands of ports: no select box
+    fields = ["side", "position", "port", "confirmed_at", "confirmed_by"]
+    raw_id_fields = ["port", "confirmed_by"]  # a project has tens of thousands of ports: no select box
 
 
 @admin.register(Cable)
 class CableAdmin(SimpleHistoryAdmin):
-    list_display = ["label", "project", "network", "plane", "cable_type", "length_m", "speed_gbps", "status"]
-    list_filter = ["status", "network", "cable_type", "project"]
+    list_display = ["label", "project", "network", "plane", "cable_type", "length_m", "speed_gbps", "status",
+                    "verified_at"]
+    list_filter = ["status", "fabric_state", "network", "cable_type", "project"]
     search_fields = ["label", "project__code", "part_number"]
     list_select_related = ["project"]
     autocomplete_fields = ["project"]
@@ -65,4 +66,25 @@ class LabelSheetExportAdmin(admin.ModelAdmin):
         return False
 
     def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(ScanEvent)
+class ScanEventAdmin(admin.ModelAdmin):
+    """Scans are kept forever as they were recorded (cabling.services.scan_record): looked up here, never
+    added, changed or deleted."""
+
+    list_display = ["created_at", "project", "user", "action", "raw_code", "result", "reason", "source"]
+    list_filter = ["result", "action", "source", "project"]
+    search_fields = ["raw_code", "reason", "idempotency_key", "user__username", "project__code"]
+    list_select_related = ["project", "user"]
+    date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
         return False

@@ -10,3 +10,6 @@ class CablingConfig(AppConfig):
         # them: register them in every process, not only in a worker (which autodiscovers them), so an
         # eager run in the web process finds them too.
         from . import tasks  # noqa: F401
+        from .panels import register
+
+        register()  # the ports panel of a device's page (inventory shows it without importing cabling)

@@ -1,5 +1,6 @@
-"""Reads of the cabling app, always scoped to what the user may see: cables and their ends, the fabric
-figures, fabric plans and label sheet exports.
+"""Reads of the cabling app, always scoped to what the user may see: cables and their ends, the ports
+with their cable and far end (the device page's ports panel, the trace, the API), the fabric figures,
+the floor's progress, scans, fabric plans and label sheet exports.
 
 Cables come in two shapes:
 - model instances with their ends prefetched, for the list and detail pages (a page of 50);
@@ -13,22 +14,26 @@ An end's tag is the planner's (cabling.planner.labels.place_tag, the one place t
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from itertools import groupby
 
-from django.db.models import Count, F, Max, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.core.paginator import Page, Paginator
+from django.db.models import Count, F, FilteredRelation, Max, Prefetch, Q, QuerySet, Sum
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from delivery.access import Capability, projects_where, scope_to_user
 from delivery.models import Project
-from inventory.choices import DeviceRole
+from inventory.choices import DeviceRole, DeviceStatus
+from inventory.models import Device, Port, Rack
 
-from .choices import Side
+from .choices import PHYSICAL_CABLE_STATUSES, CableStatus, FabricState, ScanAction, ScanResult, Side
+from .codes import cable_end_code
 from .filters import CableFilterSet
-from .models import Cable, CableEnd, FabricPlan, LabelSheetExport
+from .models import Cable, CableEnd, FabricPlan, LabelSheetExport, ScanEvent
 from .planner.labels import place_tag
 
 EXPORT_CHUNK = 2000  # rows fetched per round trip when streaming an export
@@ -69,7 +74,7 @@ def cable_list(*, user, project: Project | None = None) -> QuerySet[Cable]:
 
 def _ends_for_pages() -> QuerySet[CableEnd]:
     return CableEnd.objects.select_related(
-        "port__device__rack", "port__device__hardware_model", "port__optic"
+        "port__device__rack", "port__device__hardware_model", "port__optic", "port__parent__optic", "confirmed_by",
     ).order_by("side", "position")
 
 
@@ -81,7 +86,7 @@ def cable_list_with_ends(*, user, project: Project) -> QuerySet[Cable]:
 
 
 def cable_detail(*, user, project: Project, pk: int) -> Cable:
-    return get_object_or_404(cable_list_with_ends(user=user, project=project), pk=pk)
+    return get_object_or_404(cable_list_with_ends(user=user, project=project).select_related("verified_by"), pk=pk)
 
 
 def page_end_tag(end: CableEnd) -> str:
@@ -90,6 +95,198 @@ def page_end_tag(end: CableEnd) -> str:
     top = top_unit(device.position_u, device.hardware_model.height_u)
     return place_tag(rack=device.rack.name if device.rack else None, top_u=top, device=device.name,
                      port=end.port.name)
+
+
+# --- Ports with their cable and far end ---------------------------------------------------------
+
+PORTS_PER_PAGE = 16  # physical ports per page of a device's ports panel, each with its lanes (a leaf: 80 rows)
+MAX_PORT_QUERY = 100  # a port name longer than this is not one
+
+# One end of a cable as the pages and the API name it, read with values(): no model instance per end.
+_END_VIEW_FIELDS = {
+    "end_cable": F("cable_id"),
+    "end_label": F("cable__label"),
+    "end_side": F("side"),
+    "end_position": F("position"),
+    "end_port_id": F("port_id"),
+    "end_port": F("port__name"),
+    "end_lane": F("port__lane"),
+    "end_plane": F("port__plane"),
+    "end_device_id": F("port__device_id"),
+    "end_device": F("port__device__name"),
+    "end_rack": F("port__device__rack__name"),
+    "end_position_u": F("port__device__position_u"),
+    "end_height_u": F("port__device__hardware_model__height_u"),
+    # The transceiver serving the end: in its port, or in the cage of the port a lane belongs to.
+    "end_optic": Coalesce("port__optic__serial", "port__parent__optic__serial"),
+    "end_confirmed_at": F("confirmed_at"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EndView:
+    id: int
+    cable_id: int
+    side: str
+    position: int
+    port_id: int
+    port: str
+    lane: int | None
+    plane: int | None
+    device_id: int
+    device: str
+    rack: str
+    top_u: int | None
+    optic: str  # serial of the optic seated for it ("" when none is)
+    confirmed_at: datetime | None
+    label: str  # the cable's
+    b_ends: int  # how many B ends the cable has (a breakout: several)
+
+    @property
+    def leg(self) -> str:
+        """A, B, or B1, B2... on a breakout (position 0 is B1), as the end's label prints it."""
+        return self.code.rsplit("/", 1)[1]
+
+    @property
+    def code(self) -> str:
+        """The end code its label holds: C00417/A, C00417/B, C00417/B2."""
+        return cable_end_code(self.label, self.side, self.position, b_ends=self.b_ends)
+
+    @property
+    def tag(self) -> str:
+        return place_tag(rack=self.rack or None, top_u=self.top_u, device=self.device, port=self.port)
+
+
+def _end_view(row: dict, b_ends: int) -> EndView:
+    return EndView(
+        id=row["id"], cable_id=row["end_cable"], side=row["end_side"], position=row["end_position"],
+        port_id=row["end_port_id"], port=row["end_port"], lane=row["end_lane"], plane=row["end_plane"],
+        device_id=row["end_device_id"], device=row["end_device"], rack=row["end_rack"] or "",
+        top_u=top_unit(row["end_position_u"], row["end_height_u"]), optic=row["end_optic"] or "",
+        confirmed_at=row["end_confirmed_at"], label=row["end_label"], b_ends=b_ends,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """What a port is cabled to: its own end of the cable, the cable, and the ends at the other side of it
+    (every B end seen from A; the A end seen from a B end). `via_parent`: the cable sits on the lane's
+    physical port; `breakout_leg`: that cable breaks out from there and `far` holds this lane's leg."""
+
+    end: EndView
+    cable: Cable
+    far: tuple[EndView, ...]
+    via_parent: bool = False
+    breakout_leg: bool = False
+
+    @property
+    def shown_on_lane(self) -> bool:
+        """Worth a lane's row: its own cable, or its leg of a breakout from its physical port (a whole-port
+        cable says nothing more about one lane than its port's row does)."""
+        return not self.via_parent or self.breakout_leg
+
+
+def _legs_of_lane(lane: Port, legs: tuple[EndView, ...]) -> tuple[EndView, ...]:
+    """The breakout leg a lane's traffic takes: the leg in the lane's plane, else the leg at the lane's
+    position (the planner lays legs out in lane order); none when the breakout does not carry the lane."""
+    by_plane = tuple(end for end in legs if lane.plane is not None and end.plane == lane.plane)
+    return by_plane or tuple(end for end in legs if end.position == lane.lane)
+
+
+def port_connections(ports: Iterable[Port]) -> dict[int, Connection]:
+    """The connection of each port that has one (a lane without a cable of its own takes its physical
+    port's): two queries for any number of ports, whatever their cables. The ports must be scoped."""
+    ports = list(ports)
+    wanted = {port.pk for port in ports} | {port.parent_id for port in ports if port.parent_id}
+    if not wanted:
+        return {}
+    own = {end.port_id: end for end in CableEnd.objects.filter(port_id__in=wanted).select_related("cable")}
+    ends: dict[int, list[EndView]] = {}
+    if own:
+        rows = CableEnd.objects.filter(cable_id__in={end.cable_id for end in own.values()}).values(
+            "id", **_END_VIEW_FIELDS).order_by("end_cable", "end_side", "end_position")
+        for cable_id, group in groupby(rows, key=lambda row: row["end_cable"]):
+            group = list(group)
+            b_ends = sum(row["end_side"] == Side.B for row in group)
+            ends[cable_id] = [_end_view(row, b_ends) for row in group]
+    connections: dict[int, Connection] = {}
+    for port in ports:
+        end, via_parent = own.get(port.pk), False
+        if end is None and port.parent_id in own:
+            end, via_parent = own[port.parent_id], True
+        if end is None:
+            continue
+        cable_ends = ends.get(end.cable_id, [])
+        near = next(view for view in cable_ends if view.id == end.pk)
+        far = tuple(view for view in cable_ends if (view.side == Side.A) != (end.side == Side.A))
+        breakout = via_parent and end.side == Side.A and len(far) > 1
+        if breakout:
+            far = _legs_of_lane(port, far)
+            if not far:
+                continue  # a lane the breakout does not carry
+        connections[port.pk] = Connection(end=near, cable=end.cable, far=far, via_parent=via_parent,
+                                          breakout_leg=breakout)
+    return connections
+
+
+def device_ports_page(*, user, device: Device, number=None, query: str = "") -> Page:
+    """One page of a device's physical ports (found by name, or by the name of one of their lanes, when
+    `query` is given), each with its lanes under it (`lane_list`) and every port and lane with its
+    `connection` (None when uncabled): five queries for a 2-port server or a 721-port leaf."""
+    ports = scope_to_user(Port.objects.filter(device=device, parent__isnull=True), user, "device__project")
+    query = (query or "").strip()[:MAX_PORT_QUERY]
+    if query:
+        ports = ports.filter(Q(name__istartswith=query) | Q(lanes__name__istartswith=query)).distinct()
+    page = Paginator(ports.select_related("optic", "nic").order_by("id"), PORTS_PER_PAGE).get_page(number)
+    physical = list(page.object_list)
+    lanes = list(Port.objects.filter(parent__in=[port.pk for port in physical]).select_related("optic")
+                 .order_by("parent_id", "lane", "id")) if physical else []
+    connections = port_connections([*physical, *lanes])
+    lanes_of: dict[int, list[Port]] = {}
+    for lane in lanes:
+        lane.connection = connections.get(lane.pk)
+        lanes_of.setdefault(lane.parent_id, []).append(lane)
+    for port in physical:
+        port.connection = connections.get(port.pk)
+        port.lane_list = lanes_of.get(port.pk, [])
+    page.object_list = physical
+    return page
+
+
+@dataclass(frozen=True, slots=True)
+class TraceSegment:
+    port: Port  # where the cable leaves: the traced port, one of its lanes, or the physical port of a lane
+    connection: Connection
+
+
+@dataclass(frozen=True)
+class Trace:
+    """From one port through its cable(s) to every far end: a GPU port with a breakout cable reaches every
+    leaf lane of it; a port whose lanes are cabled one by one has one segment per lane."""
+
+    port: Port
+    segments: list[TraceSegment]
+
+    @property
+    def far_ends(self) -> list[EndView]:
+        return [end for segment in self.segments for end in segment.connection.far]
+
+
+def port_trace(*, user, pk: int, project: Project | None = None) -> Trace:
+    """The trace of a port the user may see (404 otherwise): at most four queries."""
+    ports = scope_to_user(Port.objects.all(), user, "device__project")
+    if project is not None:
+        ports = ports.filter(device__project=project)
+    port = get_object_or_404(ports.select_related("device__rack", "device__hardware_model", "parent", "optic"), pk=pk)
+    lanes = [] if port.parent_id else list(port.lanes.select_related("optic").order_by("lane", "id"))
+    connections = port_connections([port, *lanes])
+    segments = []
+    if port.pk in connections:
+        via = connections[port.pk].via_parent
+        segments.append(TraceSegment(port=port.parent if via else port, connection=connections[port.pk]))
+    segments += [TraceSegment(port=lane, connection=connections[lane.pk]) for lane in lanes
+                 if lane.pk in connections and not connections[lane.pk].via_parent]
+    return Trace(port=port, segments=segments)
 
 
 # --- Export rows -------------------------------------------------------------------------------
@@ -218,23 +415,22 @@ def end_count(cables: QuerySet[Cable], *, rack: str | None = None) -> int:
 # --- Fabric figures ----------------------------------------------------------------------------
 
 
-def _a_end(column: str) -> Subquery:
-    return Subquery(
-        CableEnd.objects.filter(cable=OuterRef("cable"), side=Side.A).order_by("position").values(column)[:1]
-    )
-
-
 def fabric_links(*, user, project: Project, network: str | None = None) -> QuerySet[CableEnd]:
-    """One row per link: each B end of a cable, annotated with its cable's A end (device, role) and the
-    link's plane: the B port's plane, else the cable's, else the A port's (a node lane knows its plane)."""
+    """One row per link: each B end of a cable, joined to its cable's A end (device, role) and annotated
+    with the link's plane (the B port's, else the cable's, else the A port's: a node lane knows its plane)
+    and the cable's state in the latest fabric comparison (blank: never seen). The A end is a JOIN, not a
+    subquery per row: the figures aggregate over every link of a 24,576-cable fabric."""
     links = scope_to_user(CableEnd.objects.all(), user, "cable__project").filter(cable__project=project, side=Side.B)
     if network:
         links = links.filter(cable__network=network)
     return links.annotate(
+        a_end=FilteredRelation("cable__ends", condition=Q(cable__ends__side=Side.A, cable__ends__position=0)),
+    ).annotate(
         net=F("cable__network"),
-        link_plane=Coalesce("port__plane", "cable__plane", _a_end("port__plane")),
-        a_device=_a_end("port__device__name"),
-        a_role=_a_end("port__device__role"),
+        link_plane=Coalesce("port__plane", "cable__plane", "a_end__port__plane"),
+        state=F("cable__fabric_state"),
+        a_device=F("a_end__port__device__name"),
+        a_role=F("a_end__port__device__role"),
         b_device=F("port__device__name"),
         b_role=F("port__device__role"),
     )
@@ -245,11 +441,12 @@ def _from_switches() -> Q:
 
 
 def fabric_link_counts(links: QuerySet[CableEnd]) -> list[dict]:
-    """Links and cables per (network, plane, A role, B role), and for links FROM a switch also per A device
-    (whether that switch is a switch of this network or just plugs its management port in is decided by
-    the caller): two aggregate queries, a few hundred rows at the largest reference fabric."""
+    """Links and cables per (network, plane, A role, B role, fabric state), and for links FROM a switch also
+    per A device (whether that switch is a switch of this network or just plugs its management port in is
+    decided by the caller): two aggregate queries, a few hundred rows at the largest reference fabric (a
+    cable has one state, so its links are all in one state's row)."""
     counts = dict(links=Count("pk"), cables=Count("cable", distinct=True))
-    grouping = ("net", "link_plane", "a_role", "b_role")
+    grouping = ("net", "link_plane", "a_role", "b_role", "state")
     from_nodes = links.filter(~_from_switches() | Q(a_role__isnull=True)).values(*grouping).annotate(**counts)
     from_switches = links.filter(_from_switches()).values(*grouping, "a_device").annotate(**counts)
     return [{"a_device": None, **row} for row in from_nodes.order_by()] + list(from_switches.order_by())
@@ -268,6 +465,237 @@ def fabric_leaf_pairs(links: QuerySet[CableEnd]) -> set[tuple[str, int | None, s
     the scalable units: one DISTINCT query (about one row per node port and plane)."""
     pairs = links.filter(b_role__in=[r for r in SWITCH_ROLES if tier_of(r) == LEAF])
     return set(pairs.values_list("net", "link_plane", "a_device", "b_device").distinct().order_by())
+
+
+# --- A cable's scans and status changes ---------------------------------------------------------
+
+SCANS_PER_PAGE = 25
+
+
+def cable_scans(*, user, cable: Cable) -> QuerySet[ScanEvent]:
+    """Every scan that concerns the cable, newest first, with who scanned and where (one query a page)."""
+    scans = scope_to_user(ScanEvent.objects.filter(cable=cable), user)
+    return scans.select_related("user", "port__device", "cable_end").order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True, slots=True)
+class StatusChange:
+    when: datetime
+    who: str
+    old: str  # "" when the cable was created in this status
+    new: str
+    cause: str
+
+
+def cable_status_changes(*, cable: Cable, limit: int = 100) -> list[StatusChange]:
+    """The cable's status changes, newest first, each with its cause (the status_cause written with it),
+    from its history rows: one query for the newest `limit` records."""
+    records = list(
+        cable.history.order_by("-history_date", "-history_id")
+        .values("history_date", "history_type", "status", "status_cause", "history_user__username")[: limit + 1]
+    )
+    labels = dict(CableStatus.choices)
+    changes = []
+    for newer, older in zip(records, [*records[1:], None], strict=True):
+        if older is None and len(records) > limit:
+            break  # the oldest record fetched only to diff the one before it
+        if older is not None and older["status"] == newer["status"]:
+            continue
+        changes.append(StatusChange(
+            when=newer["history_date"], who=newer["history_user__username"] or "",
+            old=labels.get(older["status"], older["status"]) if older else "",
+            new=labels.get(newer["status"], newer["status"]), cause=newer["status_cause"],
+        ))
+    return changes
+
+
+# --- The floor's progress ----------------------------------------------------------------------
+
+RACKED_STATUSES = (DeviceStatus.RACKED, DeviceStatus.POWERED, DeviceStatus.READY)
+RECENT_SCANS = 20
+# Stages of the floor, in the order the work happens: what the heat map can colour racks by.
+STAGES = {
+    "racked": "Devices racked",
+    "optics": "Optics seated",
+    "installed": "Cables installed",
+    "verified": "Cables verified",
+}
+
+
+def _percent(done: int, total: int) -> int | None:
+    return None if not total else int(done * 100 / total)
+
+
+@dataclass
+class Progress:
+    """Counts of one rack, one network and plane, or the whole project. In a rack, cables are counted by
+    their ends in it (a cable between two racks counts in both); elsewhere, once."""
+
+    devices: int = 0
+    racked: int = 0
+    optics_needed: int = 0  # transceivers the cables' plan calls for
+    optics_seated: int = 0
+    cables: int = 0
+    installed: int = 0  # physically in place: installed, verified or faulty
+    verified: int = 0
+    failed: int = 0  # faulty
+    fabric_ok: int = 0  # seen ok by the latest fabric comparison
+
+    def add(self, other: Progress) -> None:
+        """Add the counts of `other` (a rack's or a plane's own fields, such as its name, stay)."""
+        for name in COUNTED:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def done_of(self, stage: str) -> tuple[int, int]:
+        return {
+            "racked": (self.racked, self.devices),
+            "optics": (self.optics_seated, self.optics_needed),
+            "installed": (self.installed, self.cables),
+            "verified": (self.verified, self.cables),
+        }[stage]
+
+    def percent(self, stage: str) -> int | None:
+        return _percent(*self.done_of(stage))
+
+    @property
+    def stages(self) -> list[tuple[str, str, int, int, int | None]]:
+        """(stage, label, done, total, percent) in the order the work happens."""
+        return [(stage, label, *self.done_of(stage), self.percent(stage)) for stage, label in STAGES.items()]
+
+
+COUNTED = tuple(Progress.__dataclass_fields__)
+
+
+@dataclass
+class RackProgress(Progress):
+    pk: int = 0
+    name: str = ""
+    row: str = ""
+    position: int = 0
+
+
+@dataclass
+class PlaneProgress(Progress):
+    network: str = ""
+    plane: int | None = None
+
+
+@dataclass
+class FloorProgress:
+    racks: list[RackProgress]
+    planes: list[PlaneProgress]
+    total: Progress
+
+
+def _cable_counts(prefix: str = "") -> dict:
+    status = f"{prefix}status"
+    return dict(
+        installed=Count("pk", filter=Q(**{f"{status}__in": PHYSICAL_CABLE_STATUSES})),
+        verified=Count("pk", filter=Q(**{status: CableStatus.VERIFIED})),
+        failed=Count("pk", filter=Q(**{status: CableStatus.FAULTY})),
+        fabric_ok=Count("pk", filter=Q(**{f"{prefix}fabric_state": FabricState.OK})),
+    )
+
+
+def _optic_counts() -> dict:
+    """Over cable ends: the transceivers their cable's plan calls for at that end (optic_count: a cage's
+    transceiver is counted on one of the ends sharing it), and those seated (in the port, or in the cage
+    of the port a lane belongs to)."""
+    needs = Q(side=Side.A, cable__optic_part_a__gt="") | Q(side=Side.B, cable__optic_part_b__gt="")
+    seated = Q(port__optic__isnull=False) | Q(port__parent__optic__isnull=False)
+    return dict(
+        optics_needed=Coalesce(Sum("optic_count", filter=needs), 0),
+        optics_seated=Coalesce(Sum("optic_count", filter=needs & seated), 0),
+    )
+
+
+def floor_progress(*, user, project: Project, network: str | None = None) -> FloorProgress:
+    """Racked devices, seated optics and installed, verified and failed cables per rack, per network and
+    plane, and in all: four aggregate queries, whatever the size of the project."""
+    racks = scope_to_user(Rack.objects.filter(project=project), user)
+    devices = scope_to_user(Device.objects.filter(project=project), user)
+    cables = scope_to_user(Cable.objects.filter(project=project), user)
+    ends = scope_to_user(CableEnd.objects.filter(cable__project=project), user, "cable__project")
+    if network:
+        cables, ends = cables.filter(network=network), ends.filter(cable__network=network)
+        devices = devices.filter(pk__in=Port.objects.filter(network=network).values("device_id"))
+
+    by_rack = {row["pk"]: RackProgress(**row) for row in racks.values("pk", "name", "row", "position").order_by(
+        "row", "position", "name")}
+    unracked = Progress()  # devices without a rack: counted in the total only
+    for row in devices.order_by().values("rack_id").annotate(
+            devices=Count("pk"), racked=Count("pk", filter=Q(status__in=RACKED_STATUSES))):
+        by_rack.get(row.pop("rack_id"), unracked).add(Progress(**row))
+    planes: dict[tuple[str, int | None], PlaneProgress] = {}
+    for row in cables.order_by().values("network", "plane").annotate(cables=Count("pk"), **_cable_counts()):
+        planes[(row["network"], row["plane"])] = PlaneProgress(**row)
+    # One pass over the cable ends for both the racks (cables counted by their ends there) and the planes'
+    # optics (cables are counted once, above).
+    for row in ends.order_by().values(rack_id=F("port__device__rack"), network=F("cable__network"),
+                                      plane=F("cable__plane")).annotate(
+            cables=Count("pk"), **_cable_counts("cable__"), **_optic_counts()):
+        rack_id, key = row.pop("rack_id"), (row.pop("network"), row.pop("plane"))
+        if rack_id in by_rack:
+            by_rack[rack_id].add(Progress(**row))
+        planes.setdefault(key, PlaneProgress(network=key[0], plane=key[1])).add(
+            Progress(optics_needed=row["optics_needed"], optics_seated=row["optics_seated"]))
+    total = Progress(devices=unracked.devices, racked=unracked.racked)
+    for rack in by_rack.values():
+        total.add(Progress(devices=rack.devices, racked=rack.racked))
+    for plane in planes.values():
+        total.add(Progress(optics_needed=plane.optics_needed, optics_seated=plane.optics_seated, cables=plane.cables,
+                           installed=plane.installed, verified=plane.verified, failed=plane.failed,
+                           fabric_ok=plane.fabric_ok))
+    order = {value: i for i, value in enumerate(dict(Cable._meta.get_field("network").choices))}
+    ordered = sorted(planes.values(), key=lambda p: (order.get(p.network, 99), -1 if p.plane is None else p.plane))
+    return FloorProgress(racks=list(by_rack.values()), planes=ordered, total=total)
+
+
+def recent_scans(*, user, project: Project, limit: int = RECENT_SCANS) -> list[ScanEvent]:
+    scans = scope_to_user(ScanEvent.objects.filter(project=project), user)
+    return list(scans.select_related("user", "device", "optic", "port__device", "cable").order_by(
+        "-created_at", "-id")[:limit])
+
+
+@dataclass
+class TechnicianDay:
+    user_id: int
+    username: str
+    name: str
+    scans: int = 0
+    racked: int = 0  # devices racked by scan
+    optics: int = 0  # optics seated by scan
+    ends: int = 0  # cable ends confirmed by scan
+    verified: int = 0  # cables whose last end they confirmed
+    refused: int = 0  # scans refused or in conflict: what went wrong
+    last: datetime | None = None
+
+
+def work_since(*, user, project: Project, since: datetime) -> list[TechnicianDay]:
+    """What each person did on the floor since `since`, from their scans and the cables they verified:
+    two grouped queries, busiest first."""
+    scans = scope_to_user(ScanEvent.objects.filter(project=project, created_at__gte=since, user__isnull=False), user)
+    accepted = Q(result=ScanResult.ACCEPTED)
+    people: dict[int, TechnicianDay] = {}
+    for row in scans.order_by().values("user_id", "user__username", "user__first_name", "user__last_name").annotate(
+        scans=Count("pk"),
+        racked=Count("pk", filter=accepted & Q(action=ScanAction.RACK)),
+        optics=Count("pk", filter=accepted & Q(action=ScanAction.OPTIC)),
+        ends=Count("pk", filter=accepted & Q(action=ScanAction.CABLE_END)),
+        refused=Count("pk", filter=Q(result__in=[ScanResult.REFUSED, ScanResult.CONFLICT])),
+        last=Max("created_at"),
+    ):
+        name = f"{row['user__first_name']} {row['user__last_name']}".strip()
+        people[row["user_id"]] = TechnicianDay(
+            user_id=row["user_id"], username=row["user__username"], name=name, scans=row["scans"],
+            racked=row["racked"], optics=row["optics"], ends=row["ends"], refused=row["refused"], last=row["last"])
+    verified = scope_to_user(Cable.objects.filter(project=project, verified_at__gte=since,
+                                                  verified_by__isnull=False), user)
+    for row in verified.order_by().values("verified_by", "verified_by__username").annotate(n=Count("pk")):
+        person = people.setdefault(row["verified_by"], TechnicianDay(
+            user_id=row["verified_by"], username=row["verified_by__username"], name=""))
+        person.verified = row["n"]
+    return sorted(people.values(), key=lambda p: (-p.scans, -p.verified, p.username))
 
 
 # --- Fabric plans ------------------------------------------------------------------------------

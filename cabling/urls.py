@@ -15,4 +15,7 @@ urlpatterns = [
     path("labels/exports/<int:pk>/download/", views.LabelExportDownloadView.as_view(), name="label-export-download"),
     path("fabric/", views.FabricPageView.as_view(), name="fabric"),
     path("fabric.svg", views.FabricSvgView.as_view(), name="fabric-svg"),
+    path("ports/<int:pk>/trace/", views.PortTraceView.as_view(), name="port-trace"),
+    path("search/", views.SearchView.as_view(), name="search"),
+    path("progress/", views.ProgressView.as_view(), name="progress"),
 ]

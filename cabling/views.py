@@ -1,7 +1,9 @@
-"""Cabling pages under /p/<code>/cabling/: the cable list and a cable's page, the downloads (cut sheet,
-label sheet), the label sheet exports and the fabric view. Every member may read and download
-(customers included); outsiders get 404 through delivery.access.ProjectViewMixin; starting a label
-sheet export takes the inventory editors' capability. Downloads take the list's filters, so "what I
+"""Cabling pages under /p/<code>/cabling/: the cable list and a cable's page (its plan, optics, scans,
+status changes and the panels other apps add), the downloads (cut sheet, label sheet), the label sheet
+exports, the fabric view, a port's trace, the search that resolves any code in one step, and the
+project manager's view of the floor (progress). Every member may read and download (customers
+included); outsiders get 404 through delivery.access.ProjectViewMixin; starting a label sheet export
+takes the inventory editors' capability. Downloads take the list's filters, so "what I
 see" is "what I download"; a filter that does not parse is a 400 naming it, never a silently larger
 file. A label sheet too large for one download is a label sheet export, rendered in the background."""
 
@@ -12,9 +14,11 @@ from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.text import slugify
 from django.views import View
 from django.views.generic import DetailView, FormView, TemplateView
@@ -22,26 +26,44 @@ from django.views.generic import DetailView, FormView, TemplateView
 from core.choices import JobStatus
 from core.forms import add_service_errors
 from core.history import history_rows
+from core.panels import panels_for
 from core.spreadsheets import XLSX_CONTENT_TYPE
 from core.views import FilteredListView
 from delivery.access import Capability, ProjectViewMixin
 from inventory.choices import Network
 
-from .choices import LabelScope, Side
+from .choices import CableStatus, LabelScope, Side
+from .codes import CodeError
 from .exports.cutsheet import cutsheet_xlsx
-from .exports.fabric_svg import SVG_CONTENT_TYPE, fabric_svg, fabric_views
+from .exports.fabric_svg import (
+    FABRIC_STATES,
+    HEAT_STEPS,
+    SVG_CONTENT_TYPE,
+    fabric_svg,
+    fabric_views,
+    rack_heatmap_svg,
+)
 from .exports.labels_pdf import DEFAULT_STOCK, MAX_LABELS, PDF_CONTENT_TYPE, STOCKS, labels_pdf
 from .filters import CableFilterSet
 from .forms import LabelSheetExportForm
+from .search import Match, resolve_code
 from .selectors import (
     RECENT_EXPORTS,
+    SCANS_PER_PAGE,
+    STAGES,
     cable_detail,
     cable_list,
     cable_list_with_ends,
+    cable_scans,
+    cable_status_changes,
     end_count,
+    floor_progress,
     label_export_detail,
     label_export_list,
     page_end_tag,
+    port_trace,
+    recent_scans,
+    work_since,
 )
 from .services import label_sheet_export_start
 
@@ -82,6 +104,10 @@ class CableListView(ProjectViewMixin, FilteredListView):
 
 
 class CableDetailView(ProjectViewMixin, DetailView):
+    """A cable's plan (both ends, type, length, the optics each end needs and those seated), its
+    verification, every scan (newest first, paginated by `?scans_page=`), every status change with its
+    cause, the panels other apps register for "cabling.cable", and its history."""
+
     template_name = "cabling/cable_detail.html"
     context_object_name = "cable"
 
@@ -90,11 +116,20 @@ class CableDetailView(ProjectViewMixin, DetailView):
         _tag_ends([cable])
         for end in cable.end_list:
             end.optic_part = cable.optic_part_a if end.side == Side.A else cable.optic_part_b
+            # A lane's transceiver sits in the cage of its physical port.
+            parent = end.port.parent
+            end.optic = getattr(end.port, "optic", None) or (parent and getattr(parent, "optic", None))
         return cable
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["history"] = history_rows(self.object.history.all())
+        cable = self.object
+        scans = Paginator(cable_scans(user=self.request.user, cable=cable), SCANS_PER_PAGE)
+        context["scans"] = scans.get_page(self.request.GET.get("scans_page"))
+        context["status_changes"] = cable_status_changes(cable=cable)
+        context["optics_needed"] = sum(end.optic_count for end in cable.end_list if end.optic_part)
+        context["panels"] = panels_for("cabling.cable", request=self.request, obj=cable, project=self.project)
+        context["history"] = history_rows(cable.history.all())
         return context
 
 
@@ -242,6 +277,7 @@ class FabricPageView(ProjectViewMixin, TemplateView):
         for view in views:
             view.svg = fabric_svg(view)
         context["views"] = views
+        context["states"] = FABRIC_STATES
         context["networks"] = Network.choices
         context["network"] = self.network or ""
         return context
@@ -270,3 +306,95 @@ class FabricSvgView(ProjectViewMixin, View):
             f'attachment; filename="{self.project.code}-fabric-{network}-{view.plane_param}.svg"'
         )
         return response
+
+
+# --- Trace, search, progress -------------------------------------------------------------------
+
+
+class PortTraceView(ProjectViewMixin, TemplateView):
+    """A port through its cable(s) to every far end: a GPU port through its breakout to each leaf lane."""
+
+    template_name = "cabling/trace.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["trace"] = port_trace(user=self.request.user, project=self.project, pk=self.kwargs["pk"])
+        return context
+
+
+def match_url(match: Match, project) -> str:
+    """Where a match opens: its page, the port shown in the device's ports panel, the end on its cable."""
+    url = match.url(project)
+    if match.kind == "port":
+        return f"{url}?{urlencode({'ports_q': match.obj.name})}#port-{match.obj.pk}"
+    if match.kind == "cable_end":
+        return f"{url}#end-{match.obj.pk}"
+    return url
+
+
+KIND_LABELS = {"cable_end": "cable end", "cable": "cable", "port": "port", "device": "device", "optic": "optic"}
+
+
+class SearchView(ProjectViewMixin, TemplateView):
+    """The search box: any code the floor prints or a tool reports (serial, asset tag, device name, cable
+    label, end code, end tag, device:port, GUID, MAC) resolved in one step by cabling.search. One match
+    opens its page; several are listed; none says so. A code no label could hold is a 400 saying why."""
+
+    template_name = "cabling/search.html"
+
+    def get(self, request, *args, **kwargs):
+        query = request.GET.get("q", "")
+        context = self.get_context_data(search_query=query[:512], matches=None, error="")
+        if not query.strip():
+            return self.render_to_response(context)
+        try:
+            matches = resolve_code(user=request.user, project=self.project, code=query)
+        except CodeError as exc:
+            context["error"] = str(exc)
+            return self.render_to_response(context, status=400)
+        if len(matches) == 1:
+            return redirect(match_url(matches[0], self.project))
+        context["matches"] = [(match, match_url(match, self.project), KIND_LABELS.get(match.kind, match.kind))
+                              for match in matches]
+        return self.render_to_response(context)
+
+
+def _choice_param(request, name: str, choices, default: str | None = None) -> str | None:
+    value = request.GET.get(name) or default
+    if value is not None and value not in choices:
+        raise ValueError(f"Bad {name} {value[:40]!r}: choose one of {', '.join(choices)}.")
+    return value
+
+
+class ProgressView(ProjectViewMixin, TemplateView):
+    """The project manager's view of the floor: progress per rack (a heat map and a table), per network
+    and plane, and in all; the latest scans; what each person did today. Aggregates: the page costs the
+    same queries for 2 racks or 300. `?network=` narrows it to one network; `?stage=` picks what the
+    heat map colours (racked, optics, installed, verified)."""
+
+    template_name = "cabling/progress.html"
+
+    def get(self, request, *args, **kwargs):
+        try:
+            self.network = _choice_param(request, "network", Network.values)
+            self.stage = _choice_param(request, "stage", STAGES, default="verified")
+        except ValueError as exc:
+            return HttpResponseBadRequest(str(exc), content_type="text/plain")
+        return super().get(request, *args, **kwargs)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        user, project = self.request.user, self.project
+        progress = floor_progress(user=user, project=project, network=self.network)
+        today = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+        context.update(
+            progress=progress,
+            heatmap=rack_heatmap_svg(progress.racks, stage=self.stage,
+                                     rack_url=lambda pk: reverse("inventory:rack-detail", args=[project.code, pk])),
+            stage=self.stage, stage_label=STAGES[self.stage], stages=STAGES, network=self.network or "",
+            networks=Network.choices, heat_steps=HEAT_STEPS,
+            scans=recent_scans(user=user, project=project), today=today,
+            people=work_since(user=user, project=project, since=today),
+            cable_statuses=CableStatus,
+        )
+        return context

@@ -4,7 +4,7 @@ its query count does not grow with the data."""
 from __future__ import annotations
 
 from django.conf import settings
-from django.db.models import Count, IntegerField, Prefetch, QuerySet, Sum, Value
+from django.db.models import Count, IntegerField, Prefetch, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
 
 from delivery.access import scope_to_user
@@ -52,22 +52,17 @@ def rack_devices(*, rack: Rack) -> QuerySet[Device]:
 
 
 def device_detail(*, user, project: Project, pk: int) -> Device:
-    """One device with its NICs, ports (lanes under their parents) and optics in a fixed number of queries."""
+    """One device with its NICs and how many ports and lanes it has (two queries). Its ports, with their
+    cables, are a panel of their own, one page at a time (cabling registers it: core.panels)."""
     from django.shortcuts import get_object_or_404
 
-    ports = Port.objects.select_related("optic", "nic").order_by("id")
-    queryset = device_list(user=user, project=project).prefetch_related(
+    queryset = device_list(user=user, project=project).select_related("racked_by").prefetch_related(
         Prefetch("nics", queryset=Nic.objects.order_by("slot")),
-        Prefetch("ports", queryset=ports.filter(parent__isnull=True), to_attr="physical_ports"),
-        Prefetch("ports", queryset=ports.filter(parent__isnull=False), to_attr="lane_ports"),
+    ).annotate(
+        port_count=Count("ports", filter=Q(ports__parent__isnull=True)),
+        lane_count=Count("ports", filter=Q(ports__parent__isnull=False)),
     )
-    device = get_object_or_404(queryset, pk=pk)
-    lanes_by_parent: dict[int, list[Port]] = {}
-    for lane in device.lane_ports:
-        lanes_by_parent.setdefault(lane.parent_id, []).append(lane)
-    for port in device.physical_ports:
-        port.lane_list = lanes_by_parent.get(port.pk, [])
-    return device
+    return get_object_or_404(queryset, pk=pk)
 
 
 def optic_list(*, user, project: Project | None = None) -> QuerySet[Optic]:

@@ -15,6 +15,7 @@ from django.views.generic import DetailView
 
 from core.forms import add_service_errors
 from core.history import history_rows
+from core.panels import panels_for
 from core.views import FilteredListView
 from delivery.access import Capability, ProjectViewMixin, can
 
@@ -149,9 +150,11 @@ class DeviceDetailView(ProjectViewMixin, DetailView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        if context["can_edit_inventory"]:
-            context["form"] = DeviceForm(instance=self.object, project=self.project)
+        # The form is on its own page (device-edit): its rack list alone took half this page's time at 300
+        # racks, for a form most visits do not open.
         context["history"] = history_rows(self.object.history.all())
+        # The apps above add theirs: the ports with their cables and far ends come from cabling.
+        context["panels"] = panels_for("inventory.device", request=self.request, obj=self.object, project=self.project)
         return context
 
 

@@ -595,3 +595,35 @@ def dom_svg(series: Sequence[DomSeries], *, margin: float, title: str, width: fl
         drawing.add(_text(plot.left, plot.top + 8, f"{s.name}, dBm"))
     _legend(drawing, width - 14, height - 14, [("module limit", FAIL_COLOUR), ("margin", WARN_COLOUR)])
     return render(drawing, title=title, css_class="dom")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Links per state of a topology comparison
+
+
+@dataclass(frozen=True)
+class StateBar:
+    state: str  # "ok", "miswired" ...: the bar's class and data-state
+    label: str
+    count: int
+    colour: str
+
+
+def state_bars_svg(bars: Sequence[StateBar], *, title: str, width: float = 640) -> str:
+    """One horizontal bar per state, on a logarithmic scale: a fabric of 1,700 links with one miswire must
+    show the miswire too. Each bar carries its count (data-count) and prints it."""
+    row = 26
+    height = 30 + row * len(bars)
+    drawing = Drawing(width, height)
+    plot = Plot(left=150, bottom=8, right=width - 70, top=height - 22)
+    top = max((bar.count for bar in bars), default=0)
+    span = math.log10(max(top, 1) + 1) or 1.0
+    for index, bar in enumerate(bars):
+        y = plot.top - (index + 1) * row + 6
+        drawing.add(_text(plot.left - 8, y + 5, bar.label, anchor="end", fill="#1d2430"))
+        length = (plot.right - plot.left) * math.log10(bar.count + 1) / span if bar.count else 0
+        drawing.add(_box(plot.left, y, max(length, 1.5 if bar.count else 0), row - 10, bar.colour, "bar",
+                         state=bar.state, count=bar.count))
+        drawing.add(_text(plot.left + length + 6, y + 5, f"{bar.count:,}", fill="#1d2430"))
+    drawing.add(_text(plot.left, height - 12, "links per state (logarithmic scale)"))
+    return render(drawing, title=title, css_class="states")

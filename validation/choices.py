@@ -14,6 +14,7 @@ class CheckKind(models.TextChoices):
     NODE_INVENTORY = "node_inventory", "Node inventory (driver, firmware, libraries)"
     SOAK = "soak", "Soak (counter sampling)"
     PORT_STATE = "port_state", "Port state (ibstat / ibstatus)"  # arrives only as an uploaded output
+    TOPOLOGY = "topology", "Topology (iblinkinfo, lldpcli) against the plan"
 
 
 class ResultStatus(models.TextChoices):
@@ -57,3 +58,28 @@ class UploadSource(models.TextChoices):
 # Which kinds a person starts as a run of targets is the kind table's to say: validation.kinds.
 # Runners that execute commands; an "upload" run's results arrive as files and it has nothing to execute.
 EXECUTING_RUNNERS = (RunnerKind.SIMULATED, RunnerKind.LOCAL, RunnerKind.SSH)
+
+
+class LinkState(models.TextChoices):
+    """What a topology comparison saw of one link: the values of validation.topology.compare.LinkState
+    (written out here, since the pure module below cannot import Django; a test keeps the two equal)."""
+
+    OK = "ok", "Ok"
+    MISSING = "missing", "Missing (down or absent)"
+    MISWIRED = "miswired", "Miswired"
+    UNPLANNED = "unplanned", "Unplanned"
+    DEGRADED = "degraded", "Degraded (lower speed or width)"
+
+
+class LinkChange(models.TextChoices):
+    """How a link of a comparison stands against the previous comparison."""
+
+    NEW = "new", "New since the previous comparison"
+    STILL = "still", "Also in the previous comparison"
+    FIXED = "fixed", "Fixed since the previous comparison"
+
+
+class TopologySource(models.TextChoices):
+    COMMAND = "command", "compare_topology command"
+    PAGE = "page", "Upload page"
+    CHECK_RUN = "check_run", "Topology check run (collected from the nodes and switches)"

@@ -19,6 +19,9 @@ from inventory.models import Device, Optic, Port
 
 from . import criteria
 from .runners import SimCluster, SimModule, SimNode, SimRail
+from .runners.simfabric import SimEnd, SimFabric, SimLink, sim_guid, sim_mac
+from .topology.model import INFINIBAND, Inventory, PlannedLink
+from .topology.store import inventory_of, planned_links
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,9 @@ def gpu_nodes(project: Project) -> list[Node]:
     return nodes
 
 
-def sim_cluster_for(project: Project) -> SimCluster:
-    """The simulated cluster mirrors the inventory: same nodes, rails, cables and optics."""
+def sim_cluster_for(project: Project, *, with_fabric: bool = False) -> SimCluster:
+    """The simulated cluster mirrors the inventory: same nodes, rails, cables and optics; `with_fabric`
+    adds the cabled fabric as the switches and hosts would show it (topology checks)."""
     nodes = []
     for node in gpu_nodes(project):
         rails = []
@@ -123,4 +127,71 @@ def sim_cluster_for(project: Project) -> SimCluster:
                 )
             )
         nodes.append(SimNode(node.name, tuple(rails)))
-    return SimCluster(tuple(nodes))
+    fabric = sim_fabric_for(project) if with_fabric else None
+    return SimCluster(tuple(nodes), fabric=fabric)
+
+
+def sim_fabric_for(project: Project) -> SimFabric:
+    inventory = inventory_of(project)
+    return sim_fabric_from(inventory, planned_links(project, inventory))
+
+
+def _sim_end(inventory: Inventory, port_id: int) -> SimEnd:
+    """A port as the fabric shows it: the switch's port number or the HCA's ibdev and port, the OS's name,
+    and identities that stay the same for the same device and port names."""
+    port = inventory.ports[port_id]
+    device = inventory.devices[port.device_id]
+    ib_port, ibdev = 1, ""
+    if device.is_switch:
+        ib_port = inventory.ib_number(port_id) or 0
+        guid = sim_guid(device.name)
+    else:
+        hca = inventory.hca_of(port_id)
+        if hca is not None:
+            ibdev, ib_port = hca
+        guid = sim_guid(device.name, port.name)
+    return SimEnd(
+        device=device.name, port=port.name, switch=device.is_switch, os_name=inventory.os_name(port_id),
+        ib_port=ib_port, ibdev=ibdev, guid=guid, mac=sim_mac(device.name, port.name), network=port.network,
+        speed_gbps=port.speed_gbps,
+    )
+
+
+def sim_fabric_from(inventory: Inventory, planned: list[PlannedLink]) -> SimFabric:
+    """The plan's links as the fabric would show them, every InfiniBand port of the devices they join (so
+    unlinked ones print Down/Polling), and the free ports of each Ethernet switch."""
+    links = tuple(
+        SimLink(key=p.key, a=_sim_end(inventory, p.a), b=_sim_end(inventory, p.b), infiniband=p.infiniband,
+                width=p.width, generation=p.generation, speed_gbps=p.speed_gbps)
+        for p in planned
+    )
+    ib_devices = {inventory.ports[port].device_id for p in planned if p.infiniband for port in (p.a, p.b)}
+    ib_ports: dict[str, tuple[SimEnd, ...]] = {}
+    free_ports: dict[str, tuple[SimEnd, ...]] = {}
+    for device_id in sorted(ib_devices):
+        device = inventory.devices[device_id]
+        ports = []
+        for port in device.ports:
+            if port.kind != INFINIBAND or port.parent_id is not None:
+                continue
+            cabled_lanes = [lane for lane in inventory.lanes_of(port.id) if lane.id in inventory.cabled]
+            for each in cabled_lanes or [port]:
+                if device.is_switch or inventory.hca_of(each.id) is not None:
+                    ports.append(_sim_end(inventory, each.id))
+        ib_ports[device.name] = tuple(ports)
+    for device in inventory.devices.values():
+        if not device.is_switch:
+            continue
+        free = []
+        for port in device.ports:
+            if port.kind != "ethernet" or port.parent_id is not None or not port.network:
+                continue
+            lanes = inventory.lanes_of(port.id)
+            if port.id in inventory.cabled or any(lane.id in inventory.cabled for lane in lanes):
+                if lanes and port.id not in inventory.cabled:
+                    free += [_sim_end(inventory, lane.id) for lane in lanes if lane.id not in inventory.cabled]
+                continue
+            free += [_sim_end(inventory, lane.id) for lane in lanes] if lanes else [_sim_end(inventory, port.id)]
+        if free:
+            free_ports[device.name] = tuple(free)
+    return SimFabric(links=links, ib_ports=ib_ports, free_ports=free_ports)

@@ -1,6 +1,9 @@
 """Finished check runs for the demo project: a link-health run, a bandwidth matrix and an NCCL run on the
 simulated cluster with a fixed seed, so the demo shows the injected faults found (the dirty fiber and the
-hot optic, every pair with the slow GPU RDMA node, the NCCL run with wrong values) and nothing else.
+hot optic, every pair with the slow GPU RDMA node, the NCCL run with wrong values) and nothing else; and,
+for DEMO-72, a topology check run whose comparison finds the fabric faults planted in the simulated fabric
+(a swapped pair, a cable on the wrong leaf, a link at half width, a missing link) and nothing else
+(`demo_topology_ensure`).
 
 `demo_checks_ensure(project)` is idempotent: a kind that already has its finished demo run is left alone.
 The runs execute here and now, in this process, whatever broker is configured: seed_demo must leave a
@@ -20,7 +23,7 @@ from delivery.models import Project
 
 from . import services, tasks
 from .choices import CheckKind, RunnerKind, Verdict
-from .models import CheckResult, CheckRun
+from .models import CheckResult, CheckRun, TopologyComparison
 
 DEMO_SEED = 7
 DEMO_KINDS = (CheckKind.LINK_HEALTH, CheckKind.BANDWIDTH_MATRIX, CheckKind.NCCL)
@@ -89,3 +92,17 @@ def demo_checks_ensure(project: Project) -> list[CheckRun]:
         run.refresh_from_db()
         created.append(run)
     return created
+
+
+def demo_topology_ensure(project: Project) -> TopologyComparison | None:
+    """The demo's topology comparison: a topology check run on the simulated fabric with the demo seed,
+    collected through the runner and compared at its end. Returns the comparison it made, None when the
+    demo already has it (a second seed_demo adds nothing)."""
+    if demo_run(project, CheckKind.TOPOLOGY) is not None:
+        return None
+    with eager_tasks(), transaction.atomic():
+        run = services.check_run_start(
+            project=project, kind=CheckKind.TOPOLOGY, runner=RunnerKind.SIMULATED, options={"seed": DEMO_SEED}
+        )
+        tasks.check_run_dispatch.apply(args=(run.pk,))
+    return TopologyComparison.objects.filter(run=run).first()

@@ -24,7 +24,7 @@ from delivery.models import Project
 from inventory.models import Device, Optic, Port
 
 from . import criteria
-from .choices import CheckKind, ResultStatus, RunnerKind, UploadSource, Verdict
+from .choices import CheckKind, LinkChange, LinkState, ResultStatus, RunnerKind, TopologySource, UploadSource, Verdict
 
 _DEFAULTS = criteria.Profile()
 _FRACTION = [MinValueValidator(0.0), MaxValueValidator(1.0)]
@@ -334,3 +334,102 @@ class SoakSample(models.Model):
 
     def __str__(self) -> str:
         return f"{self.result_id}@{self.sweep}"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Topology comparisons: the fabric as the switches and hosts see it, against the plan
+
+
+class TopologyComparison(Job):
+    """One comparison of the live fabric with the plan: from which files or check run, who asked, the
+    counts per state, and the previous comparison of the project, so a page says what changed. Its links
+    that are not ok (and those fixed since the previous one) are TopologyLink rows; its files are kept as
+    they came (TopologyFile). A job row: the upload page queues it and a task runs it; the command and
+    the topology check run it in place."""
+
+    STATUS_LABELS = {JobStatus.DONE: "Compared"}
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="topology_comparisons")
+    source = models.CharField(max_length=12, choices=TopologySource.choices, default=TopologySource.PAGE)
+    run = models.OneToOneField(
+        CheckRun, **_OPTIONAL, related_name="topology_comparison",
+        help_text="The topology check run that collected the outputs through the runners.",
+    )
+    previous = models.ForeignKey(
+        "self", **_OPTIONAL, related_name="+", help_text="The project's comparison before this one."
+    )
+    counts = models.JSONField(
+        default=dict, blank=True,
+        help_text='Links per state and more: {"ok": n, "missing": n, "miswired": n, "unplanned": n, '
+        '"degraded": n, "swaps": n, "in_scope": n, "observed": n}.',
+    )
+    changes = models.JSONField(default=dict, blank=True, help_text='{"new": n, "still": n, "fixed": n}')
+    notes = models.JSONField(default=list, blank=True, help_text="What the mapping could not place.")
+    cables_changed = models.PositiveIntegerField(default=0, help_text="Cables whose state the comparison moved.")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="topocomp_project_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.project.code} topology comparison {self.pk}"
+
+    @property
+    def faults(self) -> int:
+        counts = self.counts or {}
+        return sum(counts.get(state, 0) for state in LinkState.values if state != LinkState.OK)
+
+
+def topology_file_path(topology_file: "TopologyFile", filename: str) -> str:
+    return f"topology/{topology_file.comparison.project.code}/{topology_file.comparison_id}/{filename}"
+
+
+class TopologyFile(models.Model):
+    """A tool output a comparison read, kept as it came, with its digest; a file that could not be read
+    says where parsing stopped."""
+
+    comparison = models.ForeignKey(TopologyComparison, on_delete=models.CASCADE, related_name="files")
+    file = models.FileField(upload_to=topology_file_path, max_length=300)
+    original_name = models.CharField(max_length=255)
+    size_bytes = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64)
+    host = models.CharField(max_length=200, blank=True, help_text="The device the output was taken on.")
+    tool = models.CharField(max_length=20, blank=True)
+    error = models.TextField(blank=True)
+    error_line = models.PositiveIntegerField(null=True, blank=True, help_text="1-based line of the file.")
+
+    class Meta:
+        ordering = ["comparison", "id"]
+
+    def __str__(self) -> str:
+        return self.original_name
+
+
+class TopologyLink(models.Model):
+    """A link of a comparison that is not ok, or that was not ok in the previous one and is now (fixed):
+    its planned and observed ends in words, its cable, the advice, and how it stands against the previous
+    comparison."""
+
+    comparison = models.ForeignKey(TopologyComparison, on_delete=models.CASCADE, related_name="links")
+    key = models.CharField(max_length=255, help_text="The planned link (cable label, /B<n> for a leg) or obs:<ends>.")
+    state = models.CharField(max_length=12, choices=LinkState.choices)
+    change = models.CharField(max_length=8, choices=LinkChange.choices, default=LinkChange.NEW)
+    cable = models.ForeignKey(Cable, **_OPTIONAL, related_name="topology_links")
+    cable_label = models.CharField(max_length=120, blank=True)
+    planned_a = models.CharField(max_length=255, blank=True)
+    planned_b = models.CharField(max_length=255, blank=True)
+    observed_a = models.CharField(max_length=255, blank=True)
+    observed_b = models.CharField(max_length=255, blank=True)
+    note = models.TextField(blank=True)
+    advice = models.TextField(blank=True)
+    swap_with = models.CharField(max_length=255, blank=True)
+
+    class Meta:
+        ordering = ["comparison", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["comparison", "key"], name="topolink_key_unique_in_comparison"),
+        ]
+        indexes = [models.Index(fields=["cable", "-id"], name="topolink_cable_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.comparison_id}:{self.key} {self.state}"

@@ -20,6 +20,7 @@ from django.db import OperationalError, connection
 
 from . import services, soak
 from .runners import TransientRunnerError
+from .topology import services as topology_services
 from .uploads import services as upload_services
 
 logger = logging.getLogger(__name__)
@@ -140,6 +141,13 @@ def check_runs_sweep() -> None:
 def tool_upload_parse(upload_id: int) -> None:
     """Parse a queued upload and file its results (or its error). A second delivery finds it done."""
     upload_services.tool_upload_process(upload_id=upload_id)
+
+
+@shared_task(ignore_result=True)
+def topology_comparison_run(comparison_id: int) -> None:
+    """Read a queued comparison's files and compare them with the plan. A second delivery finds it
+    running or done and does nothing."""
+    topology_services.topology_comparison_run(comparison_id=comparison_id)
 
 
 @shared_task(ignore_result=True)

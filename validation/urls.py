@@ -3,6 +3,7 @@
 from django.urls import path
 
 from . import views
+from .topology import views as topology_views
 
 app_name = "validation"
 
@@ -15,4 +16,9 @@ urlpatterns = [
     path("results/<int:pk>/raw/", views.CheckResultRawView.as_view(), name="result-raw"),
     path("links/<str:what>/<int:pk>/", views.LinkHistoryView.as_view(), name="link-history"),
     path("profile/", views.AcceptanceProfileView.as_view(), name="profile"),
+    # Topology comparisons: the fabric as the switches and hosts see it, against the plan.
+    path("topology/", topology_views.TopologyComparisonListView.as_view(), name="topology-list"),
+    path("topology/new/", topology_views.TopologyUploadView.as_view(), name="topology-new"),
+    path("topology/<int:pk>/", topology_views.TopologyComparisonDetailView.as_view(), name="topology-detail"),
+    path("topology/<int:pk>/files/<int:file_pk>/", topology_views.TopologyFileView.as_view(), name="topology-file"),
 ]

@@ -1,4 +1,7 @@
-"""Fabric plan endpoints. POST /api/fabric-plans/preview/ plans a spec for a project and answers with
+"""The cabling API's routes (`register`): fabric plans here; the floor's cables (cables.py), scans
+(scans.py) and search (search.py) in their own modules.
+
+Fabric plan endpoints. POST /api/fabric-plans/preview/ plans a spec for a project and answers with
 the figures and the diff (400 naming the spec field when it cannot be planned); POST
 /api/fabric-plans/{id}/apply/ confirms it and queues the apply (202); GET lists and reads plans; the
 plan's progress is also at the one job status endpoint, /api/jobs/cabling.fabricplan/{id}/.
@@ -19,6 +22,9 @@ from ..choices import FabricPlanSource
 from ..models import FabricPlan
 from ..selectors import fabric_plans_managed
 from ..services import fabric_plan_confirm, fabric_plan_preview
+from .cables import CableViewSet
+from .scans import ScanViewSet
+from .search import SearchViewSet
 from .serializers import (
     FabricPlanApplySerializer,
     FabricPlanListSerializer,
@@ -96,3 +102,6 @@ class FabricPlanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
 def register(router) -> None:
     router.register("fabric-plans", FabricPlanViewSet, basename="fabric-plan")
+    router.register("cables", CableViewSet, basename="cable")
+    router.register("scans", ScanViewSet, basename="scan")
+    router.register("search", SearchViewSet, basename="search")

@@ -1,5 +1,9 @@
-"""The fabric view: per network and plane, the tiers (nodes in their scalable units, leaves, spines,
-super-spines) and the link counts between tiers, from what the database tracks.
+"""The cabling's drawings: the fabric view and the floor's rack heat map.
+
+The fabric view: per network and plane, the tiers (nodes in their scalable units, leaves, spines,
+super-spines) and the link counts between tiers, from what the database tracks, each connector coloured
+by the links' state in the latest fabric comparison (Cable.fabric_state: ok, missing, miswired,
+degraded; unknown until a comparison sees the cable).
 
 Figures come from a constant number of queries (selectors.fabric_*): two aggregates of links per tier
 pair, two DISTINCT lists of the devices at either end, one DISTINCT list of links into leaves. A switch
@@ -11,7 +15,11 @@ fabric that is not rail-optimized is one unit). A link is one B end of a cable (
 several links); its plane is the B port's, else the cable's, else the A port's. Links whose plane is
 unknown (planes sharing the switches, as in the 4-plane XDR design) are shown as "planes shared".
 
-The SVG is built by hand (small, styled by the page, with data- attributes tests and scripts can read).
+The rack heat map (the progress page): one cell per rack, by row and position, coloured by how far the
+rack is in one stage of the work (racked, optics seated, cables installed or verified), outlined red
+where a cable failed.
+
+The SVGs are built by hand (small, styled by the page, with data- attributes tests and scripts can read).
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from delivery.models import Project
 
+from ..choices import FabricState
 from ..selectors import (
     LEAF,
     NODE,
@@ -37,6 +46,16 @@ from ..selectors import (
 )
 
 SVG_CONTENT_TYPE = "image/svg+xml"
+UNKNOWN = "unknown"  # a link no fabric comparison has seen (Cable.fabric_state blank)
+# The fabric states in legend order, with their label and colour (bringup.css has the same colours).
+FABRIC_STATES = (
+    (FabricState.OK.value, "Seen ok", "#2e7d32"),
+    (FabricState.MISSING.value, "Missing", "#c62828"),
+    (FabricState.MISWIRED.value, "Miswired", "#8e24aa"),
+    (FabricState.DEGRADED.value, "Degraded", "#ef8f00"),
+    (UNKNOWN, "Not compared yet", "#9aa3b1"),
+)
+STATE_COLOURS = {state: colour for state, _, colour in FABRIC_STATES}
 NOUNS = {
     NODE: ("node", "nodes"),
     LEAF: ("leaf", "leaves"),
@@ -74,6 +93,12 @@ class TierLink:
     upper: str
     links: int
     cables: int
+    states: dict[str, int] = field(default_factory=dict)  # links per fabric state (FABRIC_STATES order)
+
+    @property
+    def state_counts(self) -> list[tuple[str, str, int]]:
+        """(state, label, links) for every state, in legend order."""
+        return [(state, label, self.states.get(state, 0)) for state, label, _ in FABRIC_STATES]
 
 
 @dataclass
@@ -162,16 +187,18 @@ def fabric_views(*, user, project: Project, network: str | None = None) -> list[
     def view(net: str, plane: int | None) -> FabricView:
         return views.setdefault((net, plane), FabricView(network=net, plane=plane))
 
-    by_pair: dict[tuple, list[int]] = defaultdict(lambda: [0, 0])
+    by_pair: dict[tuple, list] = defaultdict(lambda: [0, 0, defaultdict(int)])
     for row in fabric_link_counts(links):
         net = row["net"]
         pair = (tiers.of(net, row["a_role"], row["a_device"]), tier_of(row["b_role"] or ""))
         lower, upper = sorted(pair, key=TIERS.index)
         counts = by_pair[(net, row["link_plane"], lower, upper)]
         counts[0] += row["links"]
-        counts[1] += row["cables"]  # exact: a cable has one A end, so it is in one row per plane
-    for (net, plane, lower, upper), (count, cables) in by_pair.items():
-        view(net, plane).links.append(TierLink(lower=lower, upper=upper, links=count, cables=cables))
+        counts[1] += row["cables"]  # exact: a cable has one A end and one state, so it is in one row per plane
+        counts[2][row["state"] or UNKNOWN] += row["links"]
+    for (net, plane, lower, upper), (count, cables, states) in by_pair.items():
+        view(net, plane).links.append(TierLink(lower=lower, upper=upper, links=count, cables=cables,
+                                               states=dict(states)))
     tier_devices: dict[tuple, set[str]] = defaultdict(set)
     for net, plane, role, device in a_side | b_side:
         if device:
@@ -242,7 +269,7 @@ def fabric_svg(view: FabricView) -> str:
     for tier in tiers:
         tops[tier] = y
         y += (NODE_BOX_H if tier == NODE else BOX_H) + GAP
-    height = y - GAP + 20
+    height = y - GAP + 20 + LEGEND_H
     title = f"{view.network} · {view.plane_label}"
     root = _attrs(class_="fabric-svg", width=WIDTH, height=round(height), viewBox=f"0 0 {WIDTH} {round(height)}",
                   data_network=view.network, data_plane=view.plane_param)
@@ -253,7 +280,7 @@ def fabric_svg(view: FabricView) -> str:
         "<style>svg.fabric-svg{font:12px sans-serif}.fabric-svg rect{fill:#eef3f8;stroke:#345;stroke-width:1}"
         ".fabric-svg .unit rect{fill:#fff}.fabric-svg line{stroke:#789;stroke-width:2}"
         ".fabric-svg .skip line{stroke-dasharray:4 3}.fabric-svg .small{font-size:10px}"
-        ".fabric-svg .count{font-weight:bold}</style>",
+        ".fabric-svg .count{font-weight:bold}.fabric-svg .state line{stroke-dasharray:none;stroke-width:6}</style>",
         _text(10, 22, title, class_="count"),
     ]
     # Connectors first, so the boxes are drawn over their ends.
@@ -266,11 +293,15 @@ def fabric_svg(view: FabricView) -> str:
         classes = "link" if adjacent else "link skip"
         group = _attrs(class_=classes, data_lower=link.lower, data_upper=link.upper, data_links=link.links,
                        data_cables=link.cables)
+        problems = [f"{n:,} {label.lower()}" for state, label, n in link.state_counts if n and state != FabricState.OK]
         parts.append(
             f"<g {group}>"
             f'<line {_attrs(x1=round(x, 1), y1=upper_bottom, x2=round(x, 1), y2=lower_top)}/>'
-            + _text(x + 6, (upper_bottom + lower_top) / 2 + 4, counted(link.links, "link"), class_="count")
-            + _text(x + 6, (upper_bottom + lower_top) / 2 + 17, counted(link.cables, "cable"), class_="small")
+            + "".join(_state_segments(link, x, upper_bottom, lower_top))
+            + _text(x + 8, (upper_bottom + lower_top) / 2 + 4, counted(link.links, "link"), class_="count")
+            + _text(x + 8, (upper_bottom + lower_top) / 2 + 17, counted(link.cables, "cable"), class_="small")
+            + (_text(x + 8, (upper_bottom + lower_top) / 2 + 30, ", ".join(problems), class_="small")
+               if problems else "")
             + "</g>"
         )
     for tier in tiers:
@@ -286,5 +317,98 @@ def fabric_svg(view: FabricView) -> str:
         if tier == NODE:
             parts.extend(_unit_boxes(view.units, top))
         parts.append("</g>")
+    parts.extend(_legend(height - LEGEND_H + 6))
     parts.append("</svg>")
     return "\n".join(parts)
+
+
+LEGEND_H = 28
+
+
+def _state_segments(link: TierLink, x: float, top: float, bottom: float) -> list[str]:
+    """The connector split lengthwise by the share of its links in each fabric state, ok at the top."""
+    parts, y, span = [], top, bottom - top
+    for state, _, count in link.state_counts:
+        if not count:
+            continue
+        length = span * count / max(link.links, 1)
+        line = _attrs(x1=round(x, 1), y1=round(y, 1), x2=round(x, 1), y2=round(y + length, 1),
+                      style=f"stroke:{STATE_COLOURS[state]}")
+        parts.append(f'<g {_attrs(class_="state", data_state=state, data_links=count)}><line {line}/></g>')
+        y += length
+    return parts
+
+
+def _legend(top: float) -> list[str]:
+    parts, x = ['<g class="legend">'], 10.0
+    for state, label, colour in FABRIC_STATES:
+        swatch = _attrs(x=x, y=round(top, 1), width=14, height=14, style=f"fill:{colour};stroke:none", data_state=state)
+        parts.append(f"<rect {swatch}/>")
+        parts.append(_text(x + 19, top + 11, label))
+        x += 28 + 7 * len(label)
+    parts.append("</g>")
+    return parts
+
+
+# --- The rack heat map (progress page) ----------------------------------------------------------
+
+CELL_W, CELL_H, CELL_GAP, ROW_LABEL_W = 64, 48, 6, 36
+# Shades of green from "not started" to "done", by the share of the stage done (bringup.css's legend).
+HEAT_STEPS = ((0, "#eef1f5", "none"), (1, "#d9f0d3", "1–24 %"), (25, "#a6d96a", "25–49 %"),
+              (50, "#66bd63", "50–74 %"), (75, "#1a9850", "75–99 %"), (100, "#00682f", "done"))
+HEAT_NOTHING = "#ffffff"  # a rack with nothing to do in this stage
+
+
+def heat_colour(percent: int | None) -> str:
+    if percent is None:
+        return HEAT_NOTHING
+    return [colour for floor, colour, _ in HEAT_STEPS if percent >= floor][-1]
+
+
+def rack_heatmap_svg(racks, *, stage: str, rack_url) -> str:
+    """One cell per rack (`selectors.RackProgress`), a line per row of the hall in position order, filled by
+    the share of `stage` done in the rack, outlined red where a cable failed; each cell links to its rack
+    (`rack_url(pk)`). Scales to the page: the progress table below lists the same racks as 44 px rows."""
+    rows: dict[str, list] = defaultdict(list)
+    for rack in racks:
+        rows[rack.row].append(rack)
+    ordered = sorted(rows, key=_natural)
+    columns = max((len(line) for line in rows.values()), default=0)
+    width = ROW_LABEL_W + columns * (CELL_W + CELL_GAP) + CELL_GAP
+    height = max(len(ordered), 1) * (CELL_H + CELL_GAP) + CELL_GAP
+    root = _attrs(class_="heatmap-svg", width=width, height=height, viewBox=f"0 0 {width} {height}", role="img",
+                  data_stage=stage)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" {root}>',
+        f"<title>Racks by {escape(stage)}</title>",
+        "<style>svg.heatmap-svg{font:12px sans-serif}.heatmap-svg rect{stroke:#8891a0;stroke-width:1}"
+        ".heatmap-svg .failed rect{stroke:#c62828;stroke-width:4}.heatmap-svg .dark text{fill:#fff}"
+        ".heatmap-svg .row-label{font-weight:bold}</style>",
+    ]
+    for r, row in enumerate(ordered):
+        y = CELL_GAP + r * (CELL_H + CELL_GAP)
+        parts.append(_text(6, y + CELL_H / 2 + 4, row, class_="row-label"))
+        for c, rack in enumerate(sorted(rows[row], key=lambda rack: (rack.position, _natural(rack.name)))):
+            x = ROW_LABEL_W + CELL_GAP + c * (CELL_W + CELL_GAP)
+            percent = rack.percent(stage)
+            done, total = rack.done_of(stage)
+            classes = " ".join(filter(None, ["rack", "failed" if rack.failed else "",
+                                             "dark" if percent is not None and percent >= 50 else ""]))
+            cell = _attrs(class_=classes, data_rack=rack.name, data_done=done, data_total=total,
+                          data_failed=rack.failed)
+            caption = "—" if percent is None else f"{percent}%"
+            tip = f"{rack.name}: {done:,} of {total:,} {STAGE_NOUNS.get(stage, stage)}" + (
+                f", {rack.failed:,} failed" if rack.failed else "")
+            parts.append(
+                f'<a href={quoteattr(rack_url(rack.pk))}><g {cell}><title>{escape(tip)}</title>'
+                f'<rect {_attrs(x=x, y=y, width=CELL_W, height=CELL_H, rx=4, style=f"fill:{heat_colour(percent)}")}/>'
+                + _text(x + CELL_W / 2, y + 19, rack.name, text_anchor="middle")
+                + _text(x + CELL_W / 2, y + 36, caption, text_anchor="middle", class_="count")
+                + "</g></a>"
+            )
+    parts.append("</svg>")
+    return "\n".join(parts)
+
+
+STAGE_NOUNS = {"racked": "devices racked", "optics": "optics seated", "installed": "cable ends installed",
+               "verified": "cable ends verified"}

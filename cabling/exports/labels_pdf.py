@@ -1,8 +1,11 @@
 """The label sheet: one label per cable end, laid out for a common label stock.
 
 Each label carries the cable label (bold), this end's `rack-U-device-port` tag, where the far end(s) go
-("to ..."; every leg on the A end of a breakout), a QR code of the cable label and a Code 128 of it.
-Both ends of a cable carry the same codes, so a scan at either end identifies the cable.
+("to ..."; every leg on the A end of a breakout), and a QR code and a Code 128 of this end's code:
+`C00417/A`, `C00417/B`, or `C00417/B2` for leg 2 of a breakout (cabling.codes.cable_end_code). A scan
+tells the floor which end it holds, not only which cable; the printed text still reads the label and the
+tags. Labels printed before end codes held the bare label `C00417` in both codes: they keep resolving
+(cabling.search), the end then told by the port the technician confirms.
 
 Stocks (`STOCKS`, chosen with ?stock=):
 - `L7651` (default): Avery L7651 and compatibles, A4, 5 x 13 labels of 38.1 x 21.2 mm, 65 per sheet,
@@ -12,15 +15,15 @@ Stocks (`STOCKS`, chosen with ?stock=):
 Printed per network (?network=) or per rack (?rack=): with a rack, only the ends in that rack are
 printed, so printing every rack in turn gives each end's label exactly once.
 
-A direct download holds at most MAX_LABELS labels (62 L7651 sheets; about 15 s at worst, when every
-label is of another cable): reportlab's QR encoder is pure Python (about 2.4 ms per cable). The demo's
-whole sheet (3,422 labels) takes 7 s, a network rack of the 1,024-server fabric (1,280 labels) 5 s. A
-larger selection, up to the whole fabric, is a label sheet export (cabling.models.LabelSheetExport): a
-task writes the same sheet to a file (`write_labels`), reporting its progress every PROGRESS_EVERY labels.
-The whole 1,024-server fabric (57,344 labels) takes about 170 s and gives a 25 MiB PDF
-(bench/bench_label_export.py). The cables come from one streamed query, but reportlab keeps the document
-(each cable's codes, each page's text) until it writes the file: about 3.6 KB a label at the peak, 210 MiB
-for that fabric.
+A direct download holds at most MAX_LABELS labels (62 L7651 sheets; about 15 s): reportlab's QR encoder
+is pure Python (about 2.4 ms a code), and every end has its own code, so every label its own QR. A
+network rack of the 1,024-server fabric (1,280 labels, each of another cable) takes 5 s. A larger
+selection, up to the whole fabric, is a label sheet export (cabling.models.LabelSheetExport): a task
+writes the same sheet to a file (`write_labels`), reporting its progress every PROGRESS_EVERY labels. The
+whole 1,024-server fabric (57,344 labels) took 170 s with one code per cable; with one per end it encodes
+2.3 times as many QR codes (bench/bench_label_export.py: an 11 MiB PDF, the process at 345 MiB; its time,
+906 s, was measured on a 2-core machine busy with three other test runs, so it says little). The cables
+come from one streamed query, but reportlab keeps the document until it writes the file.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
 from ..choices import LabelStockName
+from ..codes import cable_end_code
 from ..models import Cable
 from ..selectors import CableRow, cable_rows
 
@@ -95,10 +99,11 @@ class EndLabel:
     """What one printed label says."""
 
     cable_pk: int
-    label: str  # also the QR and Code 128 content
+    label: str  # printed in bold
     leg: str  # A, B1, B2...
     tag: str  # this end
     far: tuple[str, ...]  # the other end(s)
+    code: str = ""  # this end's code, the QR and Code 128 content: C00417/A, C00417/B, C00417/B2
 
     @property
     def lines(self) -> list[str]:
@@ -115,7 +120,8 @@ def end_labels(cables: Iterable[CableRow], *, rack: str | None = None) -> Iterat
             if rack and end.rack != rack:
                 continue
             far = tuple(other.tag for other in cable.far_ends(end))
-            yield EndLabel(cable_pk=cable.pk, label=cable.label, leg=end.leg, tag=end.tag, far=far)
+            code = cable_end_code(cable.label, end.side, end.position, b_ends=len(cable.b))
+            yield EndLabel(cable_pk=cable.pk, label=cable.label, leg=end.leg, tag=end.tag, far=far, code=code)
 
 
 def qr_widget(value: str, size: float) -> QrCodeWidget:
@@ -179,29 +185,22 @@ class LabelSheet:
         self.qr_size = min(stock.label_h - 2 * pad - self.bar_h - 1, stock.label_w * 0.4)
         self.text_x = pad + self.qr_size + 1.5
         self.text_w = stock.label_w - self.text_x - pad
-        self._codes: set[int] = set()
 
-    def _codes_form(self, item: EndLabel) -> str:
-        """The QR and the bar code as a PDF form, drawn once per cable and placed on each of its ends."""
-        name = f"cable{item.cable_pk}"
-        if item.cable_pk not in self._codes:
-            stock, pad = self.stock, self.stock.padding
-            self.canvas.beginForm(name)
-            draw_qr(self.canvas, qr_widget(item.label, self.qr_size), pad, stock.label_h - pad - self.qr_size)
-            bars = code128(item.label, stock.label_w - 2 * pad, self.bar_h)
-            if bars is not None:
-                bars.drawOn(self.canvas, pad + (stock.label_w - 2 * pad - bars.width) / 2, pad)
-            self.canvas.endForm()
-            self._codes.add(item.cable_pk)
-        return name
+    def _draw_codes(self, item: EndLabel) -> None:
+        """The QR and the Code 128 of the end's code (each end has its own: no drawing is shared)."""
+        stock, pad = self.stock, self.stock.padding
+        value = item.code or item.label
+        draw_qr(self.canvas, qr_widget(value, self.qr_size), pad, stock.label_h - pad - self.qr_size)
+        bars = code128(value, stock.label_w - 2 * pad, self.bar_h)
+        if bars is not None:
+            bars.drawOn(self.canvas, pad + (stock.label_w - 2 * pad - bars.width) / 2, pad)
 
     def draw(self, item: EndLabel, slot: int) -> None:
         canvas, stock = self.canvas, self.stock
-        form = self._codes_form(item)
         x, y = stock.origin(slot)
         canvas.saveState()
         canvas.translate(x, y)
-        canvas.doForm(form)
+        self._draw_codes(item)
         top = stock.label_h - stock.padding
         text, size = _fit(item.label, BOLD_FONT, stock.label_h * 0.13, self.text_w)
         top -= size

@@ -1,4 +1,4 @@
-"""Writes to cables themselves (not through a plan): their status on the floor."""
+"""Writes to cables themselves (not through a plan): their status set by a person, with its cause."""
 
 from __future__ import annotations
 
@@ -9,21 +9,27 @@ from django.db import transaction
 from django.db.models import QuerySet
 from simple_history.utils import bulk_update_with_history
 
+from inventory.services import person
+
 from ..choices import CableStatus
 from ..models import Cable
+from .evidence import cause_text
 from .plan_rules import BATCH
 
 # Verified is the one status a person cannot set: it is what a scan of both ends records.
 SETTABLE_CABLE_STATUSES = frozenset({CableStatus.PLANNED, CableStatus.INSTALLED, CableStatus.FAULTY})
 # Every field of a cable but its status: what full_clean need not check again when only the status changes.
-_NOT_STATUS = [f.name for f in Cable._meta.concrete_fields if f.name != "status"]
+_NOT_STATUS = [f.name for f in Cable._meta.concrete_fields if f.name not in ("status", "status_cause")]
 
 
 @transaction.atomic
-def cable_status_set(*, cables: QuerySet[Cable] | Iterable[Cable], status: str, user=None) -> int:
+def cable_status_set(
+    *, cables: QuerySet[Cable] | Iterable[Cable], status: str, user=None, reason: str = "", cause: str = ""
+) -> int:
     """Set the status of `cables` (a queryset or cable rows) to planned, installed or faulty, with a
-    history record per cable that changes (by `user`); returns how many changed. Verified is refused: a
-    cable is verified by a scan of both its ends, never by hand."""
+    history record per cable that changes (by `user`) and its status_cause: `cause` as given, else who set
+    it by hand and `reason`; returns how many changed. Verified is refused: a cable is verified by a scan of both
+    its ends (or seen ok by the fabric), never by hand."""
     if status == CableStatus.VERIFIED:
         raise ValidationError(
             {"status": "A cable is verified by a scan of both its ends, not set by hand: scan it instead."}
@@ -32,11 +38,17 @@ def cable_status_set(*, cables: QuerySet[Cable] | Iterable[Cable], status: str, 
         choices = ", ".join(sorted(SETTABLE_CABLE_STATUSES))
         raise ValidationError({"status": f"Unknown cable status {status!r}: choose one of {choices}."})
     changing = [cable for cable in _locked(cables) if cable.status != status]
+    label = CableStatus(status).label.lower()
+    if not cause:
+        reason = " ".join(reason.split())
+        cause = f"Set to {label} by {person(user) if user else 'hand'}" + (f": {reason}" if reason else ".")
+    cause = cause_text(cause)
     for cable in changing:
-        cable.status = status
+        cable.status, cable.status_cause = status, cause
         # Only the status changes: its choices are checked; uniqueness and constraints cannot change.
         cable.full_clean(exclude=_NOT_STATUS, validate_unique=False, validate_constraints=False)
-    bulk_update_with_history(changing, Cable, ["status"], batch_size=BATCH, default_user=user)
+    bulk_update_with_history(changing, Cable, ["status", "status_cause"], batch_size=BATCH, default_user=user,
+                             default_change_reason=cause)
     return len(changing)
 
 

@@ -15,9 +15,12 @@ bill of materials (one transceiver per cage: a twin-port OSFP serves two switch 
 
 Every write goes through the service that owns it (projects, users and memberships: delivery.services;
 devices and optics: inventory.services; the fabric and cable statuses: cabling.services), so the demo
-holds nothing the app itself could not have made: no cable is verified, for instance, since only a scan
-verifies one. Only what has no service is written here, validated with full_clean(): the hardware
-catalogue (staff-only, no service), sites and racks.
+holds nothing the app itself could not have made. A cable is verified only by a scan of its ends: the
+demo's technician walks the floor once (FLOOR_SCANS), racking the last servers to arrive and verifying a
+few of gpu-001's cables through cabling.services.scan_record, like the floor page would, one scan refused
+on the way (an end scanned at the wrong port), so the verified cables have their scans behind them. Only
+what has no service is written here, validated with full_clean(): the hardware catalogue (staff-only, no
+service), sites and racks.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from django.db import transaction
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
-from cabling.choices import CableStatus, FabricPlanSource
-from cabling.models import Cable
+from cabling.choices import CableStatus, FabricPlanSource, ScanAction, ScanSource, Side
+from cabling.codes import cable_end_code
+from cabling.models import Cable, CableEnd, ScanEvent
 from cabling.planner import Plan
-from cabling.services import cable_status_set, fabric_plan_apply_now, plan_of
+from cabling.services import cable_status_set, fabric_plan_apply_now, plan_of, scan_record
 from delivery.choices import ProjectStatus, Role
 from delivery.models import Membership, Project
 from delivery.services import membership_set, project_create, user_ensure
@@ -652,6 +656,67 @@ def _build_lab8(models: dict[str, HardwareModel], result: DemoResult) -> Project
     return project
 
 
+# --- the technician's walk: scans, through the one scan service ------------------------------------
+
+FLOOR_TECHNICIAN = "technician"
+RACKED_BY_SCAN = ("gpu-071", "gpu-072")  # the last servers to arrive, racked by scanning their serials
+VERIFIED_BY_SCAN = 3  # the first cables of INSTALLED_CABLES_OF verified by scanning both ends
+MISPLACED_PORT = "p2"  # the next cable's leaf end is scanned at this port of its leaf: refused
+
+
+@dataclass(frozen=True)
+class FloorScan:
+    key: str  # its idempotency key: a second seed_demo finds it recorded and scans nothing again
+    action: str
+    code: str
+    port_code: str | None = None
+
+
+def floor_scans(project: Project) -> list[FloorScan]:
+    """What the demo's technician scans, in order: two servers racked by serial; both ends of the first
+    VERIFIED_BY_SCAN compute cables of INSTALLED_CABLES_OF (the server end, then the leaf end); and the next
+    cable's leaf end scanned at the wrong port of its leaf."""
+    scans = [
+        FloorScan(f"demo72-rack-{name}", ScanAction.RACK, serial)
+        for name, serial in Device.objects.filter(project=project, name__in=RACKED_BY_SCAN)
+        .order_by("name").values_list("name", "serial")
+    ]
+    cables = list(
+        Cable.objects.filter(project=project, network=Network.COMPUTE, ends__port__device__name=INSTALLED_CABLES_OF)
+        .order_by("label")[: VERIFIED_BY_SCAN + 1]
+    )
+    ends = CableEnd.objects.filter(cable__in=cables).select_related("cable", "port__device").order_by("side")
+    by_cable: dict[int, list[CableEnd]] = {}
+    for end in ends:
+        by_cable.setdefault(end.cable_id, []).append(end)
+    for index, cable in enumerate(cables):
+        legs = by_cable.get(cable.pk, [])
+        b_ends = sum(1 for end in legs if end.side == Side.B)
+        for end in legs:
+            code = cable_end_code(cable.label, end.side, end.position, b_ends=b_ends)
+            where = f"{end.port.device.name}:{end.port.name}"
+            if index < VERIFIED_BY_SCAN:
+                scans.append(FloorScan(f"demo72-{cable.label}-{end.side}{end.position}", ScanAction.CABLE_END,
+                                       code, where))
+            elif end.side == Side.B:
+                wrong = f"{end.port.device.name}:{MISPLACED_PORT}"
+                scans.append(FloorScan(f"demo72-{cable.label}-wrong-port", ScanAction.CABLE_END, code, wrong))
+    return scans
+
+
+def _floor_scans_ensure(*, project: Project, result: DemoResult) -> None:
+    """The technician's walk, each scan through scan_record; scans already recorded are not sent again."""
+    technician = get_user_model().objects.get(username=FLOOR_TECHNICIAN)
+    recorded = set(ScanEvent.objects.filter(project=project, idempotency_key__startswith="demo72-")
+                   .values_list("idempotency_key", flat=True))
+    for scan in floor_scans(project):
+        if scan.key in recorded:
+            continue
+        scan_record(user=technician, project=project, action=scan.action, code=scan.code,
+                    port_code=scan.port_code, idempotency_key=scan.key, source=ScanSource.PAGE)
+        result.count("scans", 1)
+
+
 @transaction.atomic
 def build_demo() -> DemoResult:
     """Create whatever of the demo is missing; return what was created and the demo logins."""
@@ -659,4 +724,6 @@ def build_demo() -> DemoResult:
     models = catalogue_ensure()
     projects = {DEMO_CODE: _build_demo72(models, result), LAB_CODE: _build_lab8(models, result)}
     _users_ensure(projects=projects, result=result)
+    # After the users: the scans are the technician's, who must be a member to resolve the codes.
+    _floor_scans_ensure(project=projects[DEMO_CODE], result=result)
     return result

@@ -17,7 +17,10 @@ from tests.factories import RackFactory, UserFactory, gpu_server_model
 from .conftest import connect, ports_of, switch_model
 from .test_plan_apply import small_spec
 
-QUERIES = {"cabling:fabric-svg": {"network": Network.COMPUTE, "plane": "0"}}
+QUERIES = {
+    "cabling:fabric-svg": {"network": Network.COMPUTE, "plane": "0"},
+    "cabling:search": {"q": "S00001"},  # one match: members are sent on to the cable's page
+}
 
 
 def samples(project) -> dict[str, dict]:
@@ -26,8 +29,8 @@ def samples(project) -> dict[str, dict]:
                            position_u=1, role=DeviceRole.GPU_NODE)
     leaf = device_create(project=project, hardware_model=switch_model(), name="sample-leaf", rack=rack,
                          position_u=20, role=DeviceRole.LEAF)
-    cable = connect(project, "S00001", ports_of(server)["ib0/0"], ports_of(leaf)["p1"], plane=0,
-                    cable_type=CableType.FIBER)
+    gpu_lane = ports_of(server)["ib0/0"]
+    cable = connect(project, "S00001", gpu_lane, ports_of(leaf)["p1"], plane=0, cable_type=CableType.FIBER)
     someone = UserFactory()
     # No catalogue entry for the spec's hardware: the preview is stored as failed, so confirming it does
     # nothing (a refusal), whoever tries.
@@ -42,6 +45,9 @@ def samples(project) -> dict[str, dict]:
         "cabling:label-export-download": {"pk": export.pk},
         "cabling:fabric": {},
         "cabling:fabric-svg": {},
+        "cabling:port-trace": {"pk": gpu_lane.pk},
+        "cabling:search": {},
+        "cabling:progress": {},
         "plans:page": {},
         "plans:example": {"name": "fabric-72"},
         "plans:detail": {"pk": plan.pk},
@@ -50,4 +56,7 @@ def samples(project) -> dict[str, dict]:
         "api:fabric-plan-preview": {},
         "api:fabric-plan-detail": {"pk": plan.pk},
         "api:fabric-plan-apply": {"pk": plan.pk},
+        # The list holds the cabled ports: the sample port carries S00001's A end.
+        "api:port-trace-list": {},
+        "api:port-trace-detail": {"pk": gpu_lane.pk},
     }

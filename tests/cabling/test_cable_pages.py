@@ -87,9 +87,10 @@ def test_list_shows_each_cable_with_its_end_tags(client_for, customer, fabric):
     body = page(client_for(customer), url("cable-list", fabric.project))
     assert listed(body) == ["C00001", "C00002", "C00003", "C00004", "C00005", "C00006", "C00007", "O00001"]
     breakout = row(body, "cable", "C00005")
-    assert '<span data-end="A">A01-U30-gpu-003-ib0</span>' in breakout
-    assert '<div data-end="B1">N01-U01-leaf-01-p3</div>' in breakout
-    assert '<div data-end="B2">N01-U02-leaf-02-p3</div>' in breakout
+    # One line per end, the leg first, then the tag (kept whole: it wraps only where the screen is narrower).
+    end = r'<div class="end" data-end="(\w+)"><span class="leg">\w+</span> <span class="tag">([^<]+)</span>'
+    ends = re.findall(end, breakout)
+    assert ends == [("A", "A01-U30-gpu-003-ib0"), ("B1", "N01-U01-leaf-01-p3"), ("B2", "N01-U02-leaf-02-p3")]
     assert "7.0 m" in breakout and "400G" in breakout and "Fiber with transceivers" in breakout
     assert "FOREIGN" not in body
     # The download links carry the list's filters.
@@ -162,6 +163,102 @@ def test_cable_page_shows_a_lane_and_the_optic_installed(client_for, customer, f
     a = row(body, "end", "A")
     assert re.search(r"<td>ib0/1</td>\s*<td>1</td>\s*<td>1</td>", a)  # lane 1, plane 1
     assert ">MT-LANE-1</a>" in a
+
+
+def test_cable_page_shows_its_plan_and_the_optics_seated_in_its_cages(client_for, customer, fabric):
+    from inventory.models import Port
+    from inventory.services import optic_install
+    from tests.factories import OpticFactory
+
+    # C00001 leaves lane ib0/0 of gpu-001: its transceiver sits in the cage of the physical port ib0.
+    optic_install(optic=OpticFactory(project=fabric.project, serial="MT-CAGE-1", part_number=NODE_OPTIC),
+                  port=Port.objects.get(device=fabric.gpu1, name="ib0"))
+    body = page(client_for(customer), url("cable-detail", fabric.project, fabric.c1.pk))
+    plan = body[body.index('id="plan"'):body.index("</section>", body.index('id="plan"'))]
+    assert f"2: {NODE_OPTIC} at A, {SWITCH_OPTIC} at B" in plan
+    assert ">MT-CAGE-1</a>" in row(body, "end", "A")
+    assert '<td class="optic"><span class="muted">' in row(body, "end", "B1")  # nothing seated at leaf-01:p1
+    assert 'class="confirmed"><span class="muted">not yet' in row(body, "end", "A")
+    trace = reverse("cabling:port-trace", args=[fabric.project.code, fabric.c1.ends.get(side="A").port_id])
+    assert f'href="{trace}"' in row(body, "end", "A")
+
+
+def scan_rows(body) -> list[str]:
+    return re.findall(r'<tr data-scan="(\d+)"', body)
+
+
+def test_cable_page_lists_every_scan_newest_first_a_page_at_a_time(client_for, technician, customer, fabric):
+    from cabling.choices import ScanAction, ScanResult
+    from cabling.models import ScanEvent
+
+    scans = [ScanEvent.objects.create(project=fabric.project, user=technician, action=ScanAction.CABLE_END,
+                                      result=ScanResult.REFUSED if i % 7 == 0 else ScanResult.ACCEPTED,
+                                      raw_code="C00001/A", reason=f"reason {i}", cable=fabric.c1)
+             for i in range(30)]
+    ScanEvent.objects.create(project=fabric.project, user=technician, action=ScanAction.CABLE_END,
+                             result=ScanResult.ACCEPTED, raw_code="C00002/A", cable=fabric.c2)
+    client = client_for(customer)
+    first = page(client, url("cable-detail", fabric.project, fabric.c1.pk))
+    newest = [str(scan.pk) for scan in reversed(scans)]
+    assert scan_rows(first) == newest[:25] and "30 scans · page 1 of 2" in first
+    assert '<span class="badge result-refused">Refused</span>' in first and "reason 28" in first
+    second = page(client, url("cable-detail", fabric.project, fabric.c1.pk), scans_page="2")
+    assert scan_rows(second) == newest[25:]
+    assert scan_rows(page(client, url("cable-detail", fabric.project, fabric.c3.pk))) == []
+
+
+def test_cable_page_shows_every_status_change_with_its_cause(client_for, customer, fabric):
+    cable = fabric.c1
+    for status, cause in ((CableStatus.INSTALLED, "scan 12 by tech: A end confirmed"),
+                          (CableStatus.INSTALLED, ""),  # a save that changes no status is no status change
+                          (CableStatus.VERIFIED, "scan 13 by tech: both ends confirmed"),
+                          (CableStatus.FAULTY, "topology comparison 4: miswired")):
+        cable.status, cable.status_cause = status, cause or cable.status_cause
+        cable.save()
+    body = page(client_for(customer), url("cable-detail", fabric.project, cable.pk))
+    section = body[body.index('id="status-changes"'):]
+    changes = re.findall(r'<tr data-status="[^"]+"><td>[^<]+</td><td>[^<]+</td>\s*<td>([^<]+)</td>'
+                         r'<td class="cause">([^<]+)</td>', section)
+    assert changes == [
+        ("Verified &rarr; Faulty", "topology comparison 4: miswired"),
+        ("Installed &rarr; Verified", "scan 13 by tech: both ends confirmed"),
+        ("Planned &rarr; Installed", "scan 12 by tech: A end confirmed"),
+        ("created Planned", "—"),
+    ]
+    assert '<dd class="status-cause">topology comparison 4: miswired</dd>' in body
+
+
+def test_cable_page_shows_the_panels_other_apps_register(client_for, customer, fabric, monkeypatch):
+    from core.panels import _PANELS, Panel, register_panel
+
+    monkeypatch.setitem(_PANELS, "cabling.cable", dict(_PANELS.get("cabling.cable", {})))
+    seen = []
+    register_panel("cabling.cable", Panel("test-checks", "Link checks of this cable", "validation/_verdict.html",
+                                          lambda request, obj, project: seen.append((obj.pk, project.pk)) or {}))
+    body = page(client_for(customer), url("cable-detail", fabric.project, fabric.c1.pk))
+    assert '<section class="card" id="panel-test-checks">' in body and "Link checks of this cable" in body
+    assert seen == [(fabric.c1.pk, fabric.project.pk)]
+
+
+def test_cable_page_queries_do_not_grow_with_scans_and_changes(client_for, customer, technician, fabric,
+                                                               django_assert_num_queries):
+    from cabling.choices import ScanAction, ScanResult
+    from cabling.models import ScanEvent
+
+    client = client_for(customer)
+    address = url("cable-detail", fabric.project, fabric.breakout.pk)
+    ScanEvent.objects.create(project=fabric.project, user=technician, action=ScanAction.LOOKUP,
+                             result=ScanResult.FOUND, raw_code="C00005", cable=fabric.breakout)
+    few = queries_for(client, address)
+    for i in range(40):
+        ScanEvent.objects.create(project=fabric.project, user=technician if i % 2 else None,
+                                 action=ScanAction.CABLE_END, result=ScanResult.ACCEPTED, raw_code="C00005/B2",
+                                 cable=fabric.breakout)
+    for status in (CableStatus.INSTALLED, CableStatus.VERIFIED, CableStatus.FAULTY, CableStatus.INSTALLED):
+        fabric.breakout.status = status
+        fabric.breakout.save()
+    with django_assert_num_queries(few):
+        page(client, address)
 
 
 # --- downloads over HTTP -----------------------------------------------------------------------

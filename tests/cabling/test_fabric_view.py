@@ -179,3 +179,58 @@ def test_switches_appear_in_the_rack_elevation(client_for, customer, fabric):
                                                                          fabric.network_rack.pk])).content.decode()
     for name in ("leaf-01", "leaf-02", "spine-01"):
         assert f'data-device="{name}"' in body
+
+
+# --- links coloured by the latest fabric comparison -------------------------------------------------
+
+
+def test_links_are_counted_per_fabric_state(fabric, customer):
+    from cabling.choices import FabricState
+
+    for cable, state in ((fabric.c1, FabricState.OK), (fabric.c3, FabricState.MISWIRED),
+                         (fabric.c6, FabricState.DEGRADED), (fabric.c2, FabricState.MISSING)):
+        cable.fabric_state = state
+        cable.save()
+    plane0, plane1, oob = fabric_views(user=customer, project=fabric.project)
+    states = {(link.lower, link.upper): link.states for link in plane0.links}
+    # Plane 0: C00001 ok, C00003 miswired, the breakout's leg B1 never compared; C00006 degraded.
+    assert states == {("node", "leaf"): {"ok": 1, "miswired": 1, "unknown": 1}, ("leaf", "spine"): {"degraded": 1}}
+    assert {(link.lower, link.upper): link.states for link in plane1.links}[("node", "leaf")] == {
+        "missing": 1, "unknown": 2}
+    node_leaf = next(link for link in plane0.links if link.upper == "leaf")
+    assert node_leaf.links == 3 and node_leaf.cables == 3  # the state splits nothing else
+    assert [state for state, _, n in node_leaf.state_counts if n] == ["ok", "miswired", "unknown"]
+
+    svg = ET.fromstring(fabric_svg(plane0))
+    link = next(g for g in svg.iter(f"{SVG}g") if g.get("class") == "link" and g.get("data-upper") == "leaf")
+    segments = [(g.get("data-state"), g.get("data-links"), g.find(f"{SVG}line").get("style"))
+                for g in link.iter(f"{SVG}g") if g.get("class") == "state"]
+    assert segments == [("ok", "1", "stroke:#2e7d32"), ("miswired", "1", "stroke:#8e24aa"),
+                        ("unknown", "1", "stroke:#9aa3b1")]
+    assert "1 miswired" in " ".join(t.text for t in link.iter(f"{SVG}text"))
+    legend = [r.get("data-state") for r in svg.iter(f"{SVG}rect") if r.get("data-state")]
+    assert legend == ["ok", "missing", "miswired", "degraded", "unknown"]
+
+
+def test_fabric_page_has_a_legend_and_counts_per_state(client_for, customer, fabric):
+    from cabling.choices import FabricState
+
+    fabric.c3.fabric_state = FabricState.MISWIRED
+    fabric.c3.save()
+    body = fabric_page(client_for(customer), fabric.project)
+    assert '<ul class="legend" aria-label="Link states">' in body and "Not compared yet" in body
+    section = re.search(r'data-network="compute" data-plane="0">(.*?)</section>', body, re.S).group(1)
+    node_leaf = re.search(r'<tr data-link="node-leaf">(.*?)</tr>', section, re.S).group(1)
+    assert re.findall(r'<td class="state" data-state="(\w+)">(?:<span[^>]*>)?(\d+)', node_leaf) == [
+        ("ok", "0"), ("missing", "0"), ("miswired", "1"), ("degraded", "0"), ("unknown", "2")]
+
+
+def test_fabric_queries_stay_five_with_states(project, manager, add_cables):
+    from cabling.choices import FabricState
+    from cabling.models import Cable
+
+    add_cables(project, 20, 0)
+    for i, cable in enumerate(Cable.objects.filter(project=project)):
+        cable.fabric_state = list(FabricState)[i % 4]
+        cable.save()
+    assert count_queries(lambda: fabric_views(user=manager, project=project)) == 5

@@ -100,9 +100,11 @@ def test_thermal_roll_prints_one_label_per_page(fabric, manager):
     ]
 
 
-def test_qr_and_code128_carry_the_cable_label_drawn_once_per_cable(fabric, manager, monkeypatch):
-    """No QR decoder is installed here, so the test records what the QR widget and the bar code were
-    given (the real reportlab objects are still drawn)."""
+def test_qr_and_code128_carry_each_ends_own_code(fabric, manager, monkeypatch):
+    """Each end's codes say which end it is: C00001/A and C00001/B on a plain cable, /B1 and /B2 on the legs
+    of a breakout (the printed text still reads the label and the tags). No QR decoder is installed here,
+    so the test records what the QR widget and the bar code were given (the real reportlab objects are
+    still drawn)."""
     qr_values, bar_values = [], []
 
     def recording_qr(value, size):
@@ -119,11 +121,29 @@ def test_qr_and_code128_carry_the_cable_label_drawn_once_per_cable(fabric, manag
     monkeypatch.setattr(module, "qr_widget", recording_qr)
     monkeypatch.setattr(module, "code128", recording_bars)
     pdf = pdf_for(manager, fabric.project)
-    labels = ["C00001", "C00002", "C00003", "C00004", "C00005", "C00006", "C00007", "O00001"]
-    assert qr_values == labels and bar_values == labels  # once per cable, reused on each of its ends
-    assert pdf.count(b"/Subtype /Form") == 8
-    # ... and placed on every label: the QR and bar code areas of the 17 used slots are inked, the next is blank.
+    codes = [f"C0000{i}/{side}" for i in range(1, 5) for side in "AB"] + ["C00005/A", "C00005/B1", "C00005/B2"] + [
+        f"{label}/{side}" for label in ("C00006", "C00007", "O00001") for side in "AB"]
+    assert qr_values == codes and bar_values == codes  # one pair per end, in the order the labels are printed
+    labels = printed_labels(pdf)
+    assert labels[1] == "C00001 N01-U01-leaf-01-p1 (B1) to A01-U10-gpu-001-ib0/0"  # the text as before
+    # ... and drawn on every label: the QR and bar code areas of the 17 used slots are inked, the next is blank.
     assert inked_codes(pdf, 18) == [(True, True)] * 17 + [(False, False)]
+
+
+def test_every_printed_code_resolves_to_its_end(fabric, manager):
+    """What the label holds is what the scan field resolves: each end code to that end."""
+    from cabling.exports.labels_pdf import end_labels
+    from cabling.search import resolve_code
+    from cabling.selectors import cable_rows
+
+    items = list(end_labels(cable_rows(cable_list(user=manager, project=fabric.project))))
+    for item in items:
+        match = resolve_code(user=manager, project=fabric.project, code=item.code)
+        assert [(m.kind, m.obj.cable.label) for m in match] == [("cable_end", item.label)], item.code
+        end = match[0].obj
+        assert item.leg == ("A" if end.side == "A" else f"B{end.position + 1}")
+    # An old label (the bare cable label) still resolves to its cable.
+    assert [m.kind for m in resolve_code(user=manager, project=fabric.project, code="C00005")] == ["cable"]
 
 
 def inked_codes(pdf: bytes, slots: int, stock=L7651) -> list[tuple[bool, bool]]:

@@ -15,13 +15,32 @@ from django.db import connection
 from django.db.models import Count, Q
 from django.urls import reverse
 
-from cabling.choices import CableStatus, FabricPlanSource, Side
-from cabling.models import Cable, CableEnd, FabricPlan
+from cabling.choices import (
+    PHYSICAL_CABLE_STATUSES,
+    CableStatus,
+    FabricPlanSource,
+    ScanAction,
+    ScanResult,
+    ScanSource,
+    Side,
+)
+from cabling.models import Cable, CableEnd, FabricPlan, ScanEvent
 from core.choices import JobStatus
 from delivery.access import visible_projects
 from delivery.choices import Role
 from delivery.models import Membership, Project
-from delivery.roof.demo import DEMO_CODE, DEMO_PASSWORD, LAB_CODE, OVER_BUDGET_RACK, demo_plan
+from delivery.roof.demo import (
+    DEMO_CODE,
+    DEMO_PASSWORD,
+    FLOOR_TECHNICIAN,
+    INSTALLED_CABLES_OF,
+    LAB_CODE,
+    OVER_BUDGET_RACK,
+    RACKED_BY_SCAN,
+    VERIFIED_BY_SCAN,
+    demo_plan,
+    floor_scans,
+)
 from inventory.choices import DeviceRole, DeviceStatus, HardwareKind, Network, OpticStatus
 from inventory.models import Device, Optic, Port, Rack
 from inventory.selectors import device_list, is_power_flagged, optic_list, rack_list, with_power
@@ -186,12 +205,47 @@ def test_optics_in_stock_cover_the_plans_bill_of_materials_and_a_few_are_install
     for optic in installed:
         assert optic.port.device.project_id == demo.pk
         assert optic.dom_temperature_c and len(optic.dom_rx_power_dbm) == 8 and optic.dom_read_at
-    # The cables between those optics are installed; both their ends hold one. None is verified: only a
-    # scan verifies a cable, and the demo scans nothing.
-    installed = Cable.objects.filter(project=demo, status=CableStatus.INSTALLED)
+    # The cables between those optics are on the floor (installed, a few verified by the technician's
+    # scans); both their ends hold one.
+    installed = gpu_001_cables(demo)
     assert installed.count() == 8
     assert all(end.port.optic for cable in installed for end in cable.ends.select_related("port__optic"))
-    assert not Cable.objects.filter(status=CableStatus.VERIFIED).exists()
+
+
+def gpu_001_cables(project):
+    """The compute cables of INSTALLED_CABLES_OF that are physically in place (installed, verified or faulty)."""
+    return Cable.objects.filter(project=project, network=Network.COMPUTE, status__in=PHYSICAL_CABLE_STATUSES,
+                                ends__port__device__name=INSTALLED_CABLES_OF)
+
+
+def test_the_technicians_walk_is_scans_through_the_one_scan_service(demo):
+    """The demo verifies cables and racks servers only by scanning (cabling.services.scan_record), as a
+    technician would: each verified cable has an accepted scan of every end behind it, and one scan was
+    refused on the way with the reason a technician reads."""
+    technician = get_user_model().objects.get(username=FLOOR_TECHNICIAN)
+    scans = list(ScanEvent.objects.filter(project=demo).select_related("cable", "device").order_by("id"))
+    assert len(scans) == len(RACKED_BY_SCAN) + 2 * VERIFIED_BY_SCAN + 1
+    assert {(s.user, s.source) for s in scans} == {(technician, ScanSource.PAGE)}
+    racked = [s for s in scans if s.action == ScanAction.RACK]
+    assert [(s.device.name, s.result) for s in racked] == [(name, ScanResult.ACCEPTED) for name in RACKED_BY_SCAN]
+    for device in Device.objects.filter(project=demo, name__in=RACKED_BY_SCAN):
+        assert (device.status, device.racked_by) == (DeviceStatus.RACKED, technician)
+    verified = Cable.objects.filter(project=demo, verified_at__isnull=False)
+    assert verified.count() == VERIFIED_BY_SCAN
+    for cable in verified:
+        assert (cable.status, cable.verified_by) == (CableStatus.VERIFIED, technician)
+        ends = set(cable.ends.values_list("pk", flat=True))
+        accepted = {s.cable_end_id for s in scans if s.cable_id == cable.pk and s.result == ScanResult.ACCEPTED}
+        assert accepted == ends and cable.status_cause.startswith("Verified by scan")
+    refused = [s for s in scans if s.result == ScanResult.REFUSED]
+    assert len(refused) == 1
+    assert re.fullmatch(r"C\d+/B belongs in ib-leaf-\d\d port p1; you are at ib-leaf-\d\d port p2\.",
+                        refused[0].reason), refused[0].reason
+    assert refused[0].cable.verified_at is None and not refused[0].cable.ends.filter(side="B",
+                                                                                     confirmed_at__isnull=False)
+    # Every scan is kept under its key: a second seed_demo finds them and scans nothing again
+    # (test_second_run_changes_no_row_of_any_model checks no row at all is added).
+    assert {s.idempotency_key for s in scans} == {scan.key for scan in floor_scans(demo)}
 
 
 def test_what_is_missing_of_the_demo_is_made_again_through_the_services(demo):
@@ -256,14 +310,14 @@ def test_the_two_projects_share_no_site_rack_or_serial(demo, lab):
 
 
 def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(demo):
-    from validation.choices import Verdict
+    from validation.choices import CheckKind, Verdict
     from validation.demo_runs import DEMO_KINDS, DEMO_SEED
     from validation.models import CheckRun
     from validation.runners import plan_faults
     from validation.services import sim_cluster_for
 
     runs = {run.kind: run for run in CheckRun.objects.filter(project=demo)}
-    assert set(runs) == set(DEMO_KINDS)
+    assert set(runs) == {*DEMO_KINDS, CheckKind.TOPOLOGY}  # the topology run: tests/validation/test_topology_demo.py
     assert all(run.status == JobStatus.DONE for run in runs.values())
     faults = plan_faults(sim_cluster_for(demo), DEMO_SEED)
     flagged = {
@@ -360,7 +414,7 @@ README_FIGURES = {
     "storage cables": (r"([\d,]+) storage, ", cables(network=Network.STORAGE)),
     "in-band cables": (r"([\d,]+) in-band, ", cables(network=Network.INBAND)),
     "out-of-band cables": (r"([\d,]+) out-of-band;", cables(network=Network.OOB)),
-    "installed cables": (r"the ([\d,]+) of gpu-001 installed", cables(status=CableStatus.INSTALLED)),
+    "installed cables": (r"the ([\d,]+) of gpu-001 installed", lambda project: gpu_001_cables(project).count()),
     "optics": (r"([\d,]+) optics \(", optics()),
     "optics in stock": (r"([\d,]+) in stock", optics(status=OpticStatus.IN_STOCK)),
     "optics installed": (r"([\d,]+) installed with DOM readings", optics(status=OpticStatus.INSTALLED)),

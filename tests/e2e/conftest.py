@@ -8,6 +8,7 @@ fail in CI, where REQUIRE_SERVICES=1 says everything must be there.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -46,8 +47,54 @@ def _allow_sync_orm_beside_playwright() -> Iterator[None]:
         yield
 
 
+class _RequestsInFlight:
+    """Counts the live server's requests being handled. A browser context that closes abandons its
+    requests, but the server thread still finishes them on the test's shared SQLite connection; emptying
+    the database meanwhile fails with "database table is locked". Teardowns wait for zero first."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.idle = threading.Condition()
+
+    def wrap(self, handle):
+        def counted_handle(handler):
+            with self.idle:
+                self.count += 1
+            try:
+                return handle(handler)
+            finally:
+                with self.idle:
+                    self.count -= 1
+                    self.idle.notify_all()
+
+        return counted_handle
+
+    def wait_for_idle(self, timeout: float = 10.0) -> None:
+        with self.idle:
+            self.idle.wait_for(lambda: self.count == 0, timeout=timeout)
+
+
+REQUESTS_IN_FLIGHT = _RequestsInFlight()
+
+
 @pytest.fixture(scope="package")
-def browser(_allow_sync_orm_beside_playwright):
+def _count_live_server_requests() -> Iterator[None]:
+    from django.core.servers.basehttp import WSGIRequestHandler
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(WSGIRequestHandler, "handle", REQUESTS_IN_FLIGHT.wrap(WSGIRequestHandler.handle))
+        yield
+
+
+def close_contexts(contexts) -> None:
+    """Close the browser contexts, then let the server finish what they left in flight."""
+    for context in contexts:
+        context.close()
+    REQUESTS_IN_FLIGHT.wait_for_idle()
+
+
+@pytest.fixture(scope="package")
+def browser(_allow_sync_orm_beside_playwright, _count_live_server_requests):
     reason = _missing_browser()
     if reason:
         if os.environ.get("REQUIRE_SERVICES") == "1":
@@ -82,5 +129,4 @@ def page_for(browser, live_server) -> Iterator[Callable]:
         return page
 
     yield log_in
-    for context in contexts:
-        context.close()
+    close_contexts(contexts)

@@ -69,6 +69,12 @@ def test_a_run_of_each_kind_goes_through_its_entry(kind, start, nodes, monkeypat
         return entry.execute(result, inputs)
 
     monkeypatch.setitem(kinds.KINDS, kind, dataclasses.replace(entry, build_targets=build, execute=execute))
+    if kind == CheckKind.TOPOLOGY:  # a fabric to read: both nodes' first rail cabled to one switch
+        from .topology_support import cable, devices, switch_model
+
+        devices(nodes[0].project, switch_model("TEST-KIND-SW", ports=4, speed=800), "sw-01")
+        for number, node in enumerate(nodes, start=1):
+            cable(node.project, f"K{number}", f"{node.name}:ib0", f"sw-01:p{number}", speed=800)
     run = start(kind)
     assert built == [2]
     assert sorted(pk for pk, _ in executed) == sorted(run.results.values_list("pk", flat=True))

@@ -19,6 +19,7 @@ EXPECTED_BY_PREFIX = {
     "iblinkinfo_": "iblinkinfo",
     "ibnetdiscover_": "ibnetdiscover",
     "lldpcli_": "lldp",
+    "nvue_": "nvue_lldp",
     "ibdiagnet_": "ibdiagnet",
 }
 FIXTURE_FILES = sorted(FIXTURES.glob("*.txt"))
@@ -28,8 +29,11 @@ def expected_tool(path):
     return next(tool for prefix, tool in EXPECTED_BY_PREFIX.items() if path.name.startswith(prefix))
 
 
-def test_every_shared_fixture_was_copied():
-    assert len(FIXTURE_FILES) == 26 and (FIXTURES / "SOURCES.md").exists()
+def test_every_fixture_names_its_source():
+    sources = (FIXTURES / "SOURCES.md").read_text()
+    names = sorted(p.name for p in FIXTURES.iterdir() if p.name != "SOURCES.md")
+    assert len(FIXTURE_FILES) == 31 and len(names) == 33
+    assert [name for name in names if f"| {name} |" not in sources] == []
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda path: path.name)

@@ -8,7 +8,7 @@ and the API find it through `kind_of` and STARTABLE_CHECK_KINDS.
 from __future__ import annotations
 
 from ..choices import CheckKind
-from . import bw_matrix, cpu_bw, gpu_rdma, link_health, nccl, node_inventory, port_state, soak
+from . import bw_matrix, cpu_bw, gpu_rdma, link_health, nccl, node_inventory, port_state, soak, topology
 from .base import Kind, Measurement, Option, Target, TargetInputs
 
 KINDS: dict[str, Kind] = {
@@ -22,6 +22,7 @@ KINDS: dict[str, Kind] = {
         node_inventory.KIND,
         soak.KIND,
         port_state.KIND,
+        topology.KIND,
     )
 }
 

@@ -218,6 +218,7 @@ class Kind:
     between_nodes: bool = False  # measures between nodes, so a project needs two of them at least
     local_runner: bool = False  # may run with the local runner (launched from this server)
     not_startable: str = ""  # why a person cannot start it as a run
+    no_targets: str = ""  # what a project without targets lacks, when not GPU nodes with compute ports
     # -- showing it -----------------------------------------------------------------------------------
     figure: Callable[[dict], str] = _no_figure  # metrics -> the one figure a results table prints
     run_charts: tuple[str, ...] = ()  # what a run page draws (validation.presenters.RUN_CHARTS)

@@ -4,12 +4,15 @@ reading (a counter that grew since then is a link getting worse)."""
 
 from __future__ import annotations
 
+from django.utils import timezone
+
+from cabling.services import cables_link_observe
 from delivery.models import Project
 
 from .. import criteria
-from ..choices import CheckKind, ResultStatus
+from ..choices import CheckKind, ResultStatus, Verdict
 from ..cluster import Node
-from ..models import CheckResult
+from ..models import CheckResult, CheckRun
 from ..parsers import mlxlink as mlxlink_parser
 from ..parsers.base import ParseError
 from ..runners import commands
@@ -88,6 +91,28 @@ def execute(result: CheckResult, inputs: TargetInputs) -> Measurement:
     return Measurement(output.stdout, output.stderr, output.exit_code, metrics, verdict)
 
 
+def finalise(run: CheckRun, profile: criteria.Profile) -> list[str]:
+    """Each cable's result moves the cable and its ports (cabling.services.cables_link_observe): a link that
+    passed (or only warned: it is up and working) is installed and up; a failed one is faulty and down,
+    with the run and the first reason as its cause. A port that could not be measured says nothing."""
+    ok: set[int] = set()
+    failed: dict[int, str] = {}
+    rows = run.results.filter(cable__isnull=False, status=ResultStatus.DONE).values_list(
+        "cable_id", "verdict", "reasons"
+    )
+    for cable_id, verdict, reasons in rows:
+        if verdict == Verdict.FAIL:
+            first = next((r.get("text", "") for r in reasons or [] if r.get("level") == Verdict.FAIL), "")
+            failed.setdefault(cable_id, first[:120])
+        elif verdict in (Verdict.PASS, Verdict.WARN):
+            ok.add(cable_id)
+    if not ok and not failed:
+        return []
+    moved = cables_link_observe(project=run.project, ok=ok - set(failed), failed=failed, at=timezone.now(),
+                                cause=f"link health run #{run.pk}", user=run.requested_by)
+    return [f"cables: {len(ok - set(failed))} link(s) ok, {len(failed)} failed; {moved} cable(s) changed status"]
+
+
 def figure(metrics: dict) -> str:
     counters = metrics.get("counters") or {}
     state = metrics.get("state") or "?"
@@ -102,6 +127,7 @@ KIND = Kind(
     execute=execute,
     timeout_s=60,
     baseline=baseline,
+    finalise=finalise,
     figure=figure,
     run_charts=("ber_per_port",),
     result_charts=("link_reading",),

@@ -24,6 +24,7 @@ from . import (
     mlxlink,
     nccl,
     nvsmi_topo,
+    nvue_lldp,
     perfquery,
     perftest,
 )
@@ -42,6 +43,7 @@ PARSERS: dict[str, Callable[[str], list[ParsedResult]]] = {
     "iblinkinfo": iblinkinfo.parse,
     "ibnetdiscover": ibnetdiscover.parse,
     "lldp": lldp.parse,
+    "nvue_lldp": nvue_lldp.parse,
     "ibdiagnet": ibdiagnet.parse,
 }
 TOOL_CHOICES = ("auto", *PARSERS)

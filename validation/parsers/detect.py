@@ -60,14 +60,34 @@ _SIGNATURES: list[tuple[str, re.Pattern]] = [
             r"^[ \t]*(?:Switch|Ca|Rt)\s+[0-9]+\s+\"[SHR]-|^[ \t]*(?:switchguid|caguid)=", re.MULTILINE
         ),
     ),
-    ("lldp", re.compile(r"^[ \t]*LLDP neighbors:|^[ \t]*Interface:\s+\S+,\s*via:", re.MULTILINE)),
+    (
+        "nvue_lldp",
+        re.compile(
+            r"^[ \t]*Interface\s+Speed\s+Type\s+Remote Host\s+Remote Port[ \t]*$"
+            r"|^[ \t]*Neighbor\s+Remote IP\s+Model\s+SW Version\s+Remote Port[ \t]*$",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "lldp",
+        re.compile(
+            r"^[ \t]*LLDP neighbors:|^[ \t]*Interface:\s+\S+,\s*via:|^lldp\.[^=\n]+\.(?:via|chassis|port)\b"
+            r"|\A\s*\{\s*\"(?:lldp|lldp_loc_chassis)\"\s*:",
+            re.MULTILINE,
+        ),
+    ),
 ]
 
 TOOLS = tuple(name for name, _ in _SIGNATURES)
 
 
+_JSON_LLDP = re.compile(r"\A\s*\{\s*\"(?:lldp|lldp_loc_chassis)\"\s*:")
+
+
 def detect_tool(text: str) -> str:
     """The tool name (a key of validation.parsers.PARSERS), or ParseError when none matches."""
+    if _JSON_LLDP.match(text):  # JSON no other tool prints; spares scanning a large table line by line
+        return "lldp"
     normalised = "\n".join(line.text for line in split_lines(text))
     for name, pattern in _SIGNATURES:
         if pattern.search(normalised):

@@ -24,6 +24,17 @@ def mlxlink_command(rdma_device: str) -> str:
     return shlex.join(["mlxlink", "-d", rdma_device, "-m", "-c"])
 
 
+def iblinkinfo_command(ibdev: str, port: int = 1) -> str:
+    """Every switch and HCA of the fabric the host's HCA port reaches, a row per port (down ones too),
+    in iblinkinfo's default layout (the one whose headers name each node)."""
+    return shlex.join(["iblinkinfo", "-C", ibdev, "-P", str(port)])
+
+
+def lldpcli_command() -> str:
+    """A switch's LLDP neighbours as JSON (validation.parsers.lldp reads its object-or-list quirk)."""
+    return shlex.join(["lldpcli", "-f", "json", "show", "neighbors", "details"])
+
+
 @dataclass(frozen=True)
 class PerftestPair:
     server_command: str

@@ -23,6 +23,7 @@ from validation.criteria import link_plan
 
 from .base import Runner, RunOutput, TransientRunnerError
 from .commands import hosts_of_nccl_command
+from .simfabric import FabricFaults, SimFabric, iblinkinfo_text, lldpcli_json, lldpcli_text, plan_fabric_faults
 
 # Reference figures (DOMAIN.md): GPU RDMA ~787.7 Gb/s per 800G link at ~1.50 Mpps; CPU path 440-470
 # Gb/s; NCCL all-reduce bus bandwidth ~820 GB/s at the largest size.
@@ -74,6 +75,9 @@ class SimNode:
 @dataclass(frozen=True)
 class SimCluster:
     nodes: tuple[SimNode, ...]
+    # The cabled fabric as switches and hosts would show it (topology checks only: building it reads
+    # every cable, which the other kinds do not need).
+    fabric: SimFabric | None = None
 
     def node(self, name: str) -> SimNode | None:
         return next((n for n in self.nodes if n.name == name), None)
@@ -145,6 +149,8 @@ class SimulatedRunner(Runner):
         self.cluster = cluster
         self.seed = seed
         self.faults = plan_faults(cluster, seed)
+        self.fabric_faults = plan_fabric_faults(cluster.fabric, seed) if cluster.fabric else FabricFaults()
+        self._fabric_devices = cluster.fabric.devices() if cluster.fabric else set()
         self.down_hosts = set(down_hosts)
         self.flaky_hosts = dict(flaky_hosts or {})
         self.attempt = attempt
@@ -163,6 +169,10 @@ class SimulatedRunner(Runner):
             return self._ib_write_bw_alone(host, argv)
         if tool in ("mpirun", "srun"):
             return self._nccl(command)
+        if tool == "iblinkinfo":
+            return self._iblinkinfo(host, argv)
+        if tool == "lldpcli":
+            return self._lldpcli(host, argv)
         return self._version_probe(host, command)
 
     def run_pair(self, *, server_host, server_command, client_host, client_command, timeout):
@@ -180,7 +190,7 @@ class SimulatedRunner(Runner):
             raise TransientRunnerError(f"{host}:22: Connection refused")
         if self.attempt <= self.flaky_hosts.get(host, 0):
             raise TransientRunnerError(f"{host}:22: Connection refused (attempt {self.attempt})")
-        if self.cluster.node(host) is None:
+        if self.cluster.node(host) is None and host not in self._fabric_devices:
             raise TransientRunnerError(f"{host}:22: No route to host")
 
     # -- mlxlink --------------------------------------------------------------------------------------
@@ -275,6 +285,24 @@ class SimulatedRunner(Runner):
             corrupt=self.faults.nccl_corruption_node in hosts,
         )
         return RunOutput(text, "", 1 if self.faults.nccl_corruption_node in hosts else 0)
+
+    # -- the fabric: iblinkinfo on a host, lldpcli on a switch ----------------------------------------
+
+    def _iblinkinfo(self, host: str, argv: list[str]) -> RunOutput:
+        ibdev = _option(argv, "-C") or "mlx5_0"
+        text = iblinkinfo_text(self.cluster.fabric, self.fabric_faults, host=host, ibdev=ibdev) \
+            if self.cluster.fabric else None
+        if text is None:
+            return RunOutput("", f"ibwarn: [1] mad_rpc_open_port: can't open UMAD port ({ibdev}:1)\n"
+                             "iblinkinfo: iberror: failed: Failed to open port\n", 255)
+        return RunOutput(text, "", 0)
+
+    def _lldpcli(self, host: str, argv: list[str]) -> RunOutput:
+        if self.cluster.fabric is None:
+            return RunOutput("", "lldpcli: unable to connect to lldpd daemon\n", 1)
+        if _option(argv, "-f") == "json":
+            return RunOutput(lldpcli_json(self.cluster.fabric, self.fabric_faults, host), "", 0)
+        return RunOutput(lldpcli_text(self.cluster.fabric, self.fabric_faults, host), "", 0)
 
     # -- version probes -------------------------------------------------------------------------------
 

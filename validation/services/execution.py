@@ -11,7 +11,7 @@ from django.utils import timezone
 from delivery.models import Project
 
 from .. import criteria
-from ..choices import ResultStatus, RunnerKind
+from ..choices import CheckKind, ResultStatus, RunnerKind
 from ..cluster import sim_cluster_for
 from ..kinds import Measurement, TargetInputs, kind_of
 from ..models import CheckResult, CheckRun
@@ -23,14 +23,15 @@ from .progress import check_run_log, refresh_progress
 
 
 @functools.lru_cache(maxsize=8)
-def _cached_sim_cluster(project_id: int, run_id: int, run_created: str) -> SimCluster:
+def _cached_sim_cluster(project_id: int, run_id: int, run_created: str, with_fabric: bool = False) -> SimCluster:
     # One snapshot of the inventory per run and worker process, not one per target.
-    return sim_cluster_for(Project.objects.get(pk=project_id))
+    return sim_cluster_for(Project.objects.get(pk=project_id), with_fabric=with_fabric)
 
 
 def runner_for(run: CheckRun, *, attempt: int = 1) -> Runner:
     if run.runner == RunnerKind.SIMULATED:
-        cluster = _cached_sim_cluster(run.project_id, run.pk, run.created_at.isoformat())
+        cluster = _cached_sim_cluster(run.project_id, run.pk, run.created_at.isoformat(),
+                                      run.kind == CheckKind.TOPOLOGY)
         return SimulatedRunner(
             cluster,
             seed=run.options.get("seed", 0),

@@ -80,14 +80,14 @@ def check_run_start(
     if not targets:
         raise ValidationError(
             {
-                "kind": "Nothing to check: the project has no GPU nodes with compute-fabric ports"
+                "kind": kind_of(kind).no_targets
+                or "Nothing to check: the project has no GPU nodes with compute-fabric ports"
                 + (" (pair tests need at least two)." if kind_of(kind).between_nodes else ".")
             }
         )
     log = log_line(f"queued {len(targets)} target(s) for {_who(requested_by)} with the {runner} runner")
     if runner == RunnerKind.SIMULATED:
-        faults = SimulatedRunner(sim_cluster_for(project), seed=options.get("seed", 0)).faults.describe()
-        log += log_line("simulated faults: " + ("; ".join(faults) or "none"))
+        log += log_line("simulated faults: " + ("; ".join(simulated_faults(project, kind, options)) or "none"))
     run = _create_run(
         project=project,
         kind=kind,
@@ -100,6 +100,17 @@ def check_run_start(
     CheckResult.objects.bulk_create([result_row(run, t) for t in targets], batch_size=500)
     enqueue_on_commit(DISPATCH_TASK, run.pk)
     return run
+
+
+def simulated_faults(project: Project, kind: str, options: dict) -> list[str]:
+    """What the simulated cluster plants for a run of this kind: the fabric's faults for a topology check,
+    the nodes' for the others."""
+    topology = kind == CheckKind.TOPOLOGY
+    runner = SimulatedRunner(sim_cluster_for(project, with_fabric=topology), seed=options.get("seed", 0))
+    if topology:
+        fabric = runner.cluster.fabric
+        return runner.fabric_faults.describe({link.key: link for link in fabric.links}) if fabric else []
+    return runner.faults.describe()
 
 
 def _require_executed(run: CheckRun, action: str) -> None:

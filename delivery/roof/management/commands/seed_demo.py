@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand
 
 from delivery.models import Project
 from delivery.roof.demo import DEMO_CODE, LAB_CODE, build_demo
-from validation.demo_runs import demo_checks_ensure
+from validation.demo_runs import demo_checks_ensure, demo_topology_ensure
 
 
 class Command(BaseCommand):
@@ -43,3 +43,11 @@ class Command(BaseCommand):
             if runs:
                 kinds = ", ".join(run.get_kind_display() for run in runs)
                 self.stdout.write(f"{code}: ran {kinds} in {time.perf_counter() - started:.1f} s.")
+        # After the link checks, as on a site: the fabric is compared once the links are up.
+        started = time.perf_counter()
+        comparison = demo_topology_ensure(Project.objects.get(code=DEMO_CODE))
+        if comparison is not None:
+            counts = comparison.counts or {}
+            found = ", ".join(f"{counts.get(state, 0)} {state}" for state in ("miswired", "missing", "degraded"))
+            self.stdout.write(f"{DEMO_CODE}: compared the fabric with the plan (comparison #{comparison.pk}: "
+                              f"{counts.get('ok', 0)} ok, {found}) in {time.perf_counter() - started:.1f} s.")

@@ -1,0 +1,29 @@
+"""What cabling adds to inventory's pages (core.panels): a device's ports, each with its cable and far end.
+
+Inventory may not import cabling, yet a port's far end is cabling's business: the device page asks
+core.panels for its panels and this one, registered in CablingConfig.ready(), shows the ports one page
+at a time (a 721-port leaf in pages of PORTS_PER_PAGE physical ports with their lanes), each port and
+lane with its optic, its cable and where the cable's other end lands, and a link to the port's trace.
+Its own query parameters (`ports_page`, `ports_q`) leave the device page's others alone.
+"""
+
+from __future__ import annotations
+
+from core.panels import Panel, register_panel
+
+from .selectors import device_ports_page
+
+PAGE_PARAM, QUERY_PARAM = "ports_page", "ports_q"  # as the panel's template writes them
+
+
+def device_ports(request, device, project) -> dict:
+    query = request.GET.get(QUERY_PARAM, "")[:100]
+    page = device_ports_page(user=request.user, device=device, number=request.GET.get(PAGE_PARAM), query=query)
+    return {"page": page, "query": query.strip()}
+
+
+def register() -> None:
+    register_panel("inventory.device", Panel(
+        key="ports", title="Ports and cables", template="cabling/panels/device_ports.html", context=device_ports,
+        order=10,
+    ))
