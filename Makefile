@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || test -n "$(PYTHON)" || { echo "Python 3.11 is needed: install python3.11 or run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[test,bench]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -25,6 +25,7 @@ migrate: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 
 demo: migrate
+	$(BIN)/python manage.py load_catalogue
 	$(BIN)/python manage.py seed_demo
 
 run: demo

@@ -1,11 +1,12 @@
 """One API router for every app, so /api/ lists everything."""
 
-from django.urls import path
+from django.urls import path, re_path
 from rest_framework.routers import DefaultRouter
 
 from cabling.api.traces import register as register_traces
 from cabling.api.views import register as register_cabling
 from core.api.tokens import token_view
+from core.api.views import not_found
 from delivery.api.jobs import JobStatusView
 from delivery.api.views import MembershipViewSet, ProjectViewSet
 from inventory.api.views import register as register_inventory
@@ -26,4 +27,5 @@ urlpatterns = [
     path("token/", token_view, name="api-token"),
     path("jobs/<str:job_type>/<int:pk>/", JobStatusView.as_view(), name="api-job-status"),
     *router.urls,
+    re_path(r"^.*/$", not_found),  # last: any other address under /api/ is a 404 in the API's error shape
 ]

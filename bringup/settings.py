@@ -86,6 +86,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # An API request declaring a body over API_BODY_MAX_BYTES: a 413 before anything reads it.
+    "core.api.middleware.DeclaredLengthMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -184,11 +186,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # First: `Bearer bnt_...` node tokens (scoped, expiring; a refused one is a 401), then people.
+        "delivery.api.node_tokens.NodeTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # DjangoFilterBackend with the numbers of every FilterSet bounded (core/api/filters.py).
+    "DEFAULT_FILTER_BACKENDS": ["core.api.filters.FilterBackend"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -196,7 +201,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": [
         "core.api.parsers.BoundedJSONParser",
         "rest_framework.parsers.FormParser",
-        "rest_framework.parsers.MultiPartParser",
+        "core.api.parsers.BoundedMultiPartParser",
     ],
     # One error shape for every endpoint (core/api/exceptions.py), documented in the schema.
     "EXCEPTION_HANDLER": "core.api.exceptions.exception_handler",
@@ -242,10 +247,21 @@ VALIDATION_RETRY_MAX_S = float(os.environ.get("VALIDATION_RETRY_MAX_S", "300"))
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))
 # The largest JSON body an API endpoint reads (a tool output posted as JSON text included).
 API_JSON_MAX_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
+# The largest body any API request may declare (an upload with its form fields): checked on Content-Length
+# before the body is read (core/api/middleware.py, core/api/parsers.py). DATA_UPLOAD_MAX_MEMORY_SIZE
+# (Django's 2.5 MiB) still bounds the form fields held in memory, FILE_UPLOAD_MAX_MEMORY_SIZE (2.5 MiB)
+# what of an uploaded file stays in memory before it goes to a temporary file.
+API_BODY_MAX_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 # Soak: a window's default length and how often its link counters are read. How often Celery beat looks
 # for windows due a reading is SOAK_TICK_SECONDS (default 60), read by bringup/celery.py.
 SOAK_DURATION_HOURS = float(os.environ.get("SOAK_DURATION_HOURS", "72"))
 SOAK_SAMPLE_INTERVAL_MINUTES = float(os.environ.get("SOAK_SAMPLE_INTERVAL_MINUTES", "15"))
+
+# Email (stage regressions to the project's managers): printed to the console unless a backend is set,
+# e.g. EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend with EMAIL_HOST.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "bringup@localhost")
 
 LOGGING = {
     "version": 1,

@@ -16,6 +16,7 @@ urlpatterns = [
     path("p/<str:code>/plan/", include("cabling.plan_urls")),
     path("p/<str:code>/checks/", include("validation.urls")),
     path("p/<str:code>/uploads/", include("validation.uploads.urls")),
+    path("p/<str:code>/stages/", include("delivery.roof.stage_urls")),
     path("p/<str:code>/", include("inventory.urls")),
     path("", include("delivery.roof.urls")),
 ]

@@ -2,17 +2,18 @@
 
 import django_filters
 
+from core.filters import FilterSet, IntegerFilter
 from inventory.choices import Network
 
 from .choices import CableStatus, CableType
 from .models import Cable, CableEnd
 
 
-class CableFilterSet(django_filters.FilterSet):
+class CableFilterSet(FilterSet):
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
     q = django_filters.CharFilter(field_name="label", lookup_expr="icontains", label="Label contains")
     network = django_filters.ChoiceFilter(choices=Network.choices)
-    plane = django_filters.NumberFilter(min_value=0)
+    plane = IntegerFilter(min_value=0)
     rack = django_filters.CharFilter(method="filter_rack", label="Rack (either end)")
     device = django_filters.CharFilter(method="filter_device", label="Device (either end)")
     status = django_filters.ChoiceFilter(choices=CableStatus.choices)

@@ -175,7 +175,7 @@ class LabelSheetExport(Job):
     def download_name(self) -> str:
         """`<CODE>-labels-<scope>-<stock>-<id>.pdf`, e.g. ACME-72-labels-rack-n01-l7651-12.pdf."""
         scope = {LabelScope.RACK: f"rack-{self.rack}", LabelScope.NETWORK: self.network}.get(self.scope, "all")
-        return f"{self.project.code}-labels-{slugify(scope)}-{slugify(self.stock)}-{self.pk}.pdf"
+        return f"{self.project.code}-labels-{slugify(scope, allow_unicode=True)}-{slugify(self.stock)}-{self.pk}.pdf"
 
 
 class ScanEvent(models.Model):

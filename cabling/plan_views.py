@@ -20,6 +20,7 @@ from django.views.generic import FormView, TemplateView
 
 from core.choices import JobStatus
 from core.forms import add_service_errors
+from core.http import attachment
 from delivery.access import Capability, ProjectViewMixin
 
 from .choices import FabricPlanSource
@@ -142,5 +143,4 @@ class FabricPlanExampleView(ManagerOnlyMixin, View):
 
     def get(self, request, *args, **kwargs):
         response = HttpResponse(example_text(kwargs["name"]), content_type="application/yaml; charset=utf-8")
-        response["Content-Disposition"] = f'attachment; filename="{kwargs["name"]}.yaml"'
-        return response
+        return attachment(response, f"{kwargs['name']}.yaml")

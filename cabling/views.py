@@ -26,6 +26,7 @@ from django.views.generic import DetailView, FormView, TemplateView
 from core.choices import JobStatus
 from core.forms import add_service_errors
 from core.history import history_rows
+from core.http import attachment
 from core.panels import panels_for
 from core.spreadsheets import XLSX_CONTENT_TYPE
 from core.views import FilteredListView
@@ -149,14 +150,12 @@ class DownloadView(ProjectViewMixin, View):
 
     def filename(self, filterset, kind: str, extension: str) -> str:
         parts = [self.project.code, kind]
-        parts += [slugify(str(filterset.form.cleaned_data[name])) for name in DOWNLOAD_FILTERS
+        parts += [slugify(str(filterset.form.cleaned_data[name]), allow_unicode=True) for name in DOWNLOAD_FILTERS
                   if filterset.form.cleaned_data.get(name) not in (None, "")]
         return "-".join(parts) + f".{extension}"
 
     def attachment(self, content: bytes, content_type: str, filename: str) -> HttpResponse:
-        response = HttpResponse(content, content_type=content_type)
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-        return response
+        return attachment(HttpResponse(content, content_type=content_type), filename)
 
 
 class CutSheetView(DownloadView):
@@ -302,10 +301,7 @@ class FabricSvgView(ProjectViewMixin, View):
         if view is None:
             raise Http404(f"No {network} links in {plane} plane.")
         response = HttpResponse(fabric_svg(view), content_type=SVG_CONTENT_TYPE)
-        response["Content-Disposition"] = (
-            f'attachment; filename="{self.project.code}-fabric-{network}-{view.plane_param}.svg"'
-        )
-        return response
+        return attachment(response, f"{self.project.code}-fabric-{network}-{view.plane_param}.svg")
 
 
 # --- Trace, search, progress -------------------------------------------------------------------

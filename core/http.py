@@ -40,8 +40,8 @@ def ascii_filename(filename: str, default: str = "download") -> str:
 
 
 def content_disposition(filename: str, disposition: str = "attachment") -> str:
-    """The header's value: `attachment; filename="..."`, plus `filename*=UTF-8''...` when the name is not
-    plain ASCII (or holds characters the fallback leaves out)."""
+    """The header's value: `attachment; filename="..."` (or `inline; ...`), plus `filename*=UTF-8''...` when
+    the name is not plain ASCII (or holds characters the fallback leaves out)."""
     name = _CONTROL.sub("", filename).replace("/", "_").replace("\\", "_") or "download"
     fallback = ascii_filename(name)
     value = f'{disposition}; filename="{fallback}"'
@@ -50,11 +50,14 @@ def content_disposition(filename: str, disposition: str = "attachment") -> str:
     return value
 
 
-def attachment(response: HttpResponse | None, filename: str, content_type: str | None = None) -> HttpResponse:
-    """`response` (a new empty HttpResponse of `content_type` when None) as a download named `filename`."""
+def attachment(
+    response: HttpResponse | None, filename: str, content_type: str | None = None, *, inline: bool = False
+) -> HttpResponse:
+    """`response` (a new empty HttpResponse of `content_type` when None) as a download named `filename`;
+    with `inline`, shown in the browser when it can, the name kept for "save as"."""
     if response is None:
         response = HttpResponse(content_type=content_type)
     elif content_type:
         response["Content-Type"] = content_type
-    response["Content-Disposition"] = content_disposition(filename)
+    response["Content-Disposition"] = content_disposition(filename, "inline" if inline else "attachment")
     return response

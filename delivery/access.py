@@ -32,7 +32,14 @@ ROLE_CAPABILITIES: dict[str, frozenset[Capability]] = {
 }
 
 
+def is_node(user) -> bool:
+    """Whether the request came with a node token (delivery.tokens.NodePrincipal): no user, one project."""
+    return getattr(user, "is_node", False)
+
+
 def visible_projects(user) -> QuerySet[Project]:
+    if is_node(user):
+        return Project.objects.filter(pk=user.project_id)
     if not user.is_authenticated:
         return Project.objects.none()
     if user.is_staff:
@@ -59,6 +66,8 @@ def scope_to_user(queryset: QuerySet, user, project_path: str = "project") -> Qu
     `project_path` is the lookup from the queryset's model to its project, e.g. "device__project".
     One membership per user and project means the join never duplicates rows.
     """
+    if is_node(user):  # its own project's rows; the endpoints that admit node tokens decide what it may do
+        return queryset.filter(**{f"{project_path}_id": user.project_id})
     if not user.is_authenticated:
         return queryset.none()
     if user.is_staff:
@@ -84,6 +93,8 @@ def project_role(user, project: Project | int) -> str | None:
 
 
 def can(user, capability: Capability, project: Project | int) -> bool:
+    if is_node(user):
+        return user.may(capability, project)
     role = project_role(user, project)
     return role is not None and capability in ROLE_CAPABILITIES[role]
 

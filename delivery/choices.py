@@ -13,3 +13,16 @@ class ProjectStatus(models.TextChoices):
     ON_HOLD = "on_hold", "On hold"
     ACCEPTED = "accepted", "Accepted"
     CLOSED = "closed", "Closed"
+
+
+class NodeScope(models.TextChoices):
+    """What a node token may post (delivery.models.NodeToken); nothing else is open to it."""
+
+    UPLOADS = "uploads", "Tool outputs (POST /api/uploads/)"
+    TOPOLOGY = "topology", "Observed topology"
+
+
+class NodeTokenState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    EXPIRED = "expired", "Expired"
+    REVOKED = "revoked", "Revoked"

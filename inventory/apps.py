@@ -9,3 +9,6 @@ class InventoryConfig(AppConfig):
         # Services send this app's tasks by name (core.jobs.enqueue_on_commit): register them in every
         # process, not only in a worker (which autodiscovers them).
         from . import tasks  # noqa: F401
+        from .gates import register as register_gates
+
+        register_gates()  # site readiness and racking (delivery.gates: the roof's stages read them)

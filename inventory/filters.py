@@ -3,6 +3,8 @@
 import django_filters
 from django.db.models import Q
 
+from core.filters import FilterSet, IntegerFilter
+
 from .choices import (
     DeviceRole,
     DeviceStatus,
@@ -16,7 +18,7 @@ from .choices import (
 from .models import Device, HardwareModel, Nic, Optic, Port, Rack, Site
 
 
-class ProjectCodeFilterMixin(django_filters.FilterSet):
+class ProjectCodeFilterMixin(FilterSet):
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
 
 
@@ -55,7 +57,7 @@ class DeviceFilterSet(ProjectCodeFilterMixin):
         )
 
 
-class NicFilterSet(django_filters.FilterSet):
+class NicFilterSet(FilterSet):
     project = django_filters.CharFilter(field_name="device__project__code", label="Project code")
     device = django_filters.CharFilter(field_name="device__name")
     model = django_filters.CharFilter(lookup_expr="icontains")
@@ -65,12 +67,12 @@ class NicFilterSet(django_filters.FilterSet):
         fields = ["project", "device", "model"]
 
 
-class PortFilterSet(django_filters.FilterSet):
+class PortFilterSet(FilterSet):
     project = django_filters.CharFilter(field_name="device__project__code", label="Project code")
     device = django_filters.CharFilter(field_name="device__name")
     kind = django_filters.ChoiceFilter(choices=PortKind.choices)
     network = django_filters.ChoiceFilter(choices=Network.choices)
-    plane = django_filters.NumberFilter()
+    plane = IntegerFilter(min_value=0)
     is_lane = django_filters.BooleanFilter(
         field_name="parent", lookup_expr="isnull", exclude=True, label="Is a lane"
     )
@@ -84,7 +86,7 @@ class OpticFilterSet(ProjectCodeFilterMixin):
     q = django_filters.CharFilter(method="filter_q", label="Serial or part number")
     status = django_filters.ChoiceFilter(choices=OpticStatus.choices)
     form_factor = django_filters.ChoiceFilter(choices=FormFactor.choices)
-    speed_gbps = django_filters.NumberFilter()
+    speed_gbps = IntegerFilter(min_value=0)
     device = django_filters.CharFilter(field_name="port__device__name", label="Device")
 
     class Meta:
@@ -95,7 +97,7 @@ class OpticFilterSet(ProjectCodeFilterMixin):
         return queryset.filter(Q(serial__icontains=value) | Q(part_number__icontains=value))
 
 
-class HardwareModelFilterSet(django_filters.FilterSet):
+class HardwareModelFilterSet(FilterSet):
     kind = django_filters.ChoiceFilter(choices=HardwareKind.choices)
     vendor = django_filters.CharFilter(lookup_expr="icontains")
 

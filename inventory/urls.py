@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import catalogue_views, views
 
 app_name = "inventory"
 
@@ -14,4 +14,7 @@ urlpatterns = [
     path("devices/<int:pk>/edit/", views.DeviceEditView.as_view(), name="device-edit"),
     path("optics/", views.OpticListView.as_view(), name="optic-list"),
     path("optics/<int:pk>/", views.OpticDetailView.as_view(), name="optic-detail"),
+    path("catalogue/", catalogue_views.CatalogueListView.as_view(), name="catalogue"),
+    path("catalogue/import/", catalogue_views.CatalogueImportView.as_view(), name="catalogue-import"),
+    path("catalogue/<int:pk>/", catalogue_views.CatalogueDetailView.as_view(), name="catalogue-detail"),
 ]

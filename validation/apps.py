@@ -14,6 +14,9 @@ class ValidationConfig(AppConfig):
         from core.panels import Panel, register_panel
 
         from . import tasks  # noqa: F401
+        from .gates import register as register_gates
+
+        register_gates()  # cabling, OS and drivers, link checks, benchmarks, soak (delivery.gates)
 
         register_panel("cabling.cable", Panel(
             key="fabric",

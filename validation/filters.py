@@ -4,6 +4,7 @@ import django_filters
 from django.db.models import Q
 
 from core.choices import JobStatus
+from core.filters import FilterSet, IdFilter, IntegerFilter
 from inventory.choices import Network
 from inventory.models import Port
 
@@ -11,7 +12,7 @@ from .choices import CheckKind, ResultStatus, RunnerKind, Verdict
 from .models import CheckResult, CheckRun
 
 
-class CheckRunFilterSet(django_filters.FilterSet):
+class CheckRunFilterSet(FilterSet):
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
     kind = django_filters.ChoiceFilter(choices=CheckKind.choices)
     status = django_filters.ChoiceFilter(choices=JobStatus.choices)
@@ -22,18 +23,18 @@ class CheckRunFilterSet(django_filters.FilterSet):
         fields = ["project", "kind", "status", "runner"]
 
 
-class CheckResultFilterSet(django_filters.FilterSet):
+class CheckResultFilterSet(FilterSet):
     project = django_filters.CharFilter(field_name="run__project__code", label="Project code")
-    run = django_filters.NumberFilter(field_name="run_id", label="Run")
+    run = IdFilter(field_name="run_id", label="Run")
     kind = django_filters.ChoiceFilter(field_name="run__kind", choices=CheckKind.choices)
     verdict = django_filters.ChoiceFilter(choices=Verdict.choices)
     status = django_filters.ChoiceFilter(choices=ResultStatus.choices)
     network = django_filters.ChoiceFilter(field_name="port__network", choices=Network.choices)
-    plane = django_filters.NumberFilter(method="filter_plane", min_value=0, label="Plane")
+    plane = IntegerFilter(method="filter_plane", min_value=0, label="Plane")
     rack = django_filters.CharFilter(method="filter_rack", label="Rack (either node)")
     device = django_filters.CharFilter(method="filter_device", label="Device (either end)")
-    port = django_filters.NumberFilter(method="filter_port", label="Port id (either end)")
-    cable = django_filters.NumberFilter(field_name="cable_id", label="Cable id")
+    port = IdFilter(method="filter_port", label="Port id (either end)")
+    cable = IdFilter(field_name="cable_id", label="Cable id")
 
     class Meta:
         model = CheckResult

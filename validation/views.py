@@ -20,6 +20,7 @@ from django.views.generic import TemplateView
 
 from core.forms import add_service_errors
 from core.history import history_rows
+from core.http import attachment
 from core.views import FilteredListView
 from delivery.access import Capability, ProjectViewMixin, can
 
@@ -167,8 +168,7 @@ class CheckResultRawView(ProjectViewMixin, View):
         if result.stderr:
             text += f"\n----- stderr -----\n{result.stderr}"
         response = HttpResponse(text, content_type="text/plain; charset=utf-8")
-        response["Content-Disposition"] = f'inline; filename="result-{result.pk}.txt"'
-        return response
+        return attachment(response, f"result-{result.pk}.txt", inline=True)
 
 
 # --- A link's history ---------------------------------------------------------------------------------------

@@ -21,7 +21,6 @@ from ..models import Cable
 from ..scan_selectors import cable_list_for_api
 from ..services import cable_status_set, scan_record
 from .filters import CableApiFilterSet
-from .parsers import BoundedJSONParser
 from .scans import scan_answer, where_fields
 from .serializers import CableScanInputSerializer, CableSerializer, CableStatusInputSerializer, ScanEventSerializer
 
@@ -35,7 +34,6 @@ class CablePagination(PageNumberPagination):
 class CableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = CableSerializer
     permission_classes = [permissions.IsAuthenticated, ProjectRolePermission]
-    parser_classes = [BoundedJSONParser]
     filterset_class = CableApiFilterSet
     pagination_class = CablePagination
     project_path = "project"

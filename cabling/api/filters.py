@@ -3,6 +3,8 @@ downloads, plus `label` (a script looks one cable up by its printed label)."""
 
 import django_filters
 
+from core.filters import FilterSet, IdFilter
+
 from ..choices import ScanAction, ScanResult
 from ..filters import CableFilterSet
 from ..models import ScanEvent
@@ -15,15 +17,15 @@ class CableApiFilterSet(CableFilterSet):
         fields = [*CableFilterSet.Meta.fields, "label"]
 
 
-class ScanEventFilterSet(django_filters.FilterSet):
+class ScanEventFilterSet(FilterSet):
     # Ids and names, not model choices: a choice field would read the table to check the id (outside the
     # user's projects too), and say whether a row it may not see exists.
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
     user = django_filters.CharFilter(field_name="user__username", label="Username")
     action = django_filters.ChoiceFilter(choices=ScanAction.choices)
     result = django_filters.ChoiceFilter(choices=ScanResult.choices)
-    cable = django_filters.NumberFilter(field_name="cable_id", min_value=1, max_value=2**63 - 1, label="Cable id")
-    device = django_filters.NumberFilter(field_name="device_id", min_value=1, max_value=2**63 - 1, label="Device id")
+    cable = IdFilter(field_name="cable_id", label="Cable id")
+    device = IdFilter(field_name="device_id", label="Device id")
 
     class Meta:
         model = ScanEvent

@@ -21,7 +21,6 @@ from ..models import Cable, ScanEvent
 from ..scan_selectors import ends_for_answers, scan_list, scan_list_rows
 from ..services import ScanOutcome, scan_record
 from .filters import ScanEventFilterSet
-from .parsers import BoundedJSONParser
 from .serializers import ScanEventSerializer, ScanInputSerializer
 
 SCANNING = Capability.EDIT_INVENTORY
@@ -78,7 +77,6 @@ class ScanViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     # Reads are scoped by the queryset; the one write, create, is checked by project_to_write in the
     # payload's project (404 outside it, 403 for a role that may not scan), before anything else is read.
     permission_classes = [permissions.IsAuthenticated]
-    parser_classes = [BoundedJSONParser]
     filterset_class = ScanEventFilterSet
     pagination_class = ScanPagination
     project_path = "project"

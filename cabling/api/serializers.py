@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import yaml
+from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from core.api.fields import named_enum_field
@@ -291,6 +292,7 @@ class SearchMatchSerializer(MatchSerializer):
     how = serializers.CharField(help_text="What matched: serial, asset tag, name, label, end code, ...")
 
 
+@extend_schema_serializer(many=False)  # the answer of a `list` action, yet one object: {"matches": [...]}
 class SearchAnswerSerializer(serializers.Serializer):
     matches = SearchMatchSerializer(many=True)
 

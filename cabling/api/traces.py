@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, permissions, serializers, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from delivery.access import scope_to_user
@@ -143,8 +143,8 @@ class PortTraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
 
     def retrieve(self, request, *args, **kwargs):
         pk = str(kwargs.get("pk", ""))
-        if not ID.fullmatch(pk):
-            raise ValidationError({"pk": ["A port id is a number."]})
+        if not ID.fullmatch(pk):  # a path naming no port: what any other detail route answers
+            raise NotFound("No port has this id.")
         return Response(TraceSerializer(port_trace(user=request.user, pk=int(pk))).data)
 
 

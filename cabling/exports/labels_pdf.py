@@ -7,6 +7,10 @@ tells the floor which end it holds, not only which cable; the printed text still
 tags. Labels printed before end codes held the bare label `C00417` in both codes: they keep resolving
 (cabling.search), the end then told by the port the technician confirms.
 
+Text is set in core.fonts' families, which `_fit` measures too: Helvetica for what it has (not embedded,
+so a Latin sheet costs nothing more), Noto Sans for other Latin, Greek and Cyrillic, Noto Sans SC for
+Chinese, both embedded as subsets of the glyphs used (a Chinese name is no longer a row of black boxes).
+
 Stocks (`STOCKS`, chosen with ?stock=):
 - `L7651` (default): Avery L7651 and compatibles, A4, 5 x 13 labels of 38.1 x 21.2 mm, 65 per sheet,
   4.75 mm side and 10.7 mm top margins, 40.6 mm across, 21.2 mm down. Print at 100 % (no "fit to page").
@@ -37,8 +41,9 @@ from reportlab.graphics.barcode.code128 import Code128
 from reportlab.graphics.barcode.qr import QrCodeWidget
 from reportlab.lib.pagesizes import A4
 from reportlab.lib.units import inch, mm
-from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
+
+from core.fonts import FontFamily, register_fonts
 
 from ..choices import LabelStockName
 from ..codes import cable_end_code
@@ -46,7 +51,6 @@ from ..models import Cable
 from ..selectors import CableRow, cable_rows
 
 PDF_CONTENT_TYPE = "application/pdf"
-FONT, BOLD_FONT = "Helvetica", "Helvetica-Bold"
 MIN_FONT_PT = 3.0  # below this a printed line is unreadable; longer lines are cut with an ellipsis
 MAX_FAR_LINES = 4  # "to ..." lines on one label; more legs end with "+n more"
 QR_BORDER_MODULES = 2  # the label margin adds to the quiet zone
@@ -166,11 +170,12 @@ def code128(value: str, width: float, height: float) -> Code128 | None:
                    quiet=1)
 
 
-def _fit(text: str, font: str, size: float, width: float) -> tuple[str, float]:
-    """Shrink to fit the width, down to MIN_FONT_PT; beyond that, cut the text and end it with an ellipsis."""
-    while size > MIN_FONT_PT and stringWidth(text, font, size) > width:
+def _fit(text: str, font: FontFamily, size: float, width: float) -> tuple[str, float]:
+    """Shrink to fit the width, down to MIN_FONT_PT; beyond that, cut the text and end it with an ellipsis.
+    Measured in the faces the text is printed in (a Chinese name is wider than a Latin one)."""
+    while size > MIN_FONT_PT and font.width(text, size) > width:
         size = max(MIN_FONT_PT, size - 0.25)
-    while len(text) > 1 and stringWidth(text, font, size) > width:
+    while len(text) > 1 and font.width(text, size) > width:
         text = text[:-2] + "…"
     return text, size
 
@@ -180,6 +185,7 @@ class LabelSheet:
 
     def __init__(self, canvas: Canvas, stock: LabelStock):
         self.canvas, self.stock = canvas, stock
+        self.fonts = register_fonts()
         pad = stock.padding
         self.bar_h = stock.label_h * 0.2
         self.qr_size = min(stock.label_h - 2 * pad - self.bar_h - 1, stock.label_w * 0.4)
@@ -202,19 +208,18 @@ class LabelSheet:
         canvas.translate(x, y)
         self._draw_codes(item)
         top = stock.label_h - stock.padding
-        text, size = _fit(item.label, BOLD_FONT, stock.label_h * 0.13, self.text_w)
+        bold, regular = self.fonts.bold, self.fonts.regular
+        text, size = _fit(item.label, bold, stock.label_h * 0.13, self.text_w)
         top -= size
-        canvas.setFont(BOLD_FONT, size)
-        canvas.drawString(self.text_x, top, text)
+        bold.draw(canvas, self.text_x, top, text, size)
         bottom = stock.padding + self.bar_h + 0.5
         line_size = stock.label_h * 0.085
         for line in item.lines:
-            text, size = _fit(line, FONT, line_size, self.text_w)
+            text, size = _fit(line, regular, line_size, self.text_w)
             if top - size * 1.2 < bottom:
                 break  # no room left above the bar code
             top -= size * 1.2
-            canvas.setFont(FONT, size)
-            canvas.drawString(self.text_x, top, text)
+            regular.draw(canvas, self.text_x, top, text, size)
         canvas.restoreState()
 
 
@@ -239,8 +244,7 @@ def write_labels(
         if progress is not None and done % PROGRESS_EVERY == 0:
             progress(done)
     if done == 0:  # nothing to print: say so rather than hand out an empty file
-        canvas.setFont(FONT, 8)
-        canvas.drawString(10, stock.page_size[1] / 2, "No cable ends match.")
+        sheet.fonts.regular.draw(canvas, 10, stock.page_size[1] / 2, "No cable ends match.", 8)
     canvas.showPage()
     canvas.save()
     return done

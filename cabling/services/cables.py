@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import QuerySet
 from simple_history.utils import bulk_update_with_history
 
+from delivery.evidence import evidence_changed_send
 from inventory.services import person
 
 from ..choices import CableStatus
@@ -49,6 +50,8 @@ def cable_status_set(
         cable.full_clean(exclude=_NOT_STATUS, validate_unique=False, validate_constraints=False)
     bulk_update_with_history(changing, Cable, ["status", "status_cause"], batch_size=BATCH, default_user=user,
                              default_change_reason=cause)
+    for project_id in sorted({cable.project_id for cable in changing}):
+        evidence_changed_send(project_id=project_id, what="cable")  # a verified cable marked faulty regresses
     return len(changing)
 
 

@@ -25,6 +25,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from delivery.evidence import evidence_changed_send
 from inventory.choices import PortStatus
 from inventory.models import Port
 
@@ -50,13 +51,19 @@ def _chunks(ids: list[int]) -> Iterable[list[int]]:
         yield ids[start : start + CHUNK]
 
 
+# What cables_fabric_observe and cables_link_observe read of a cable to decide its move.
+DECIDING_FIELDS = ("pk", "status", "status_cause", "fabric_state", "fabric_checked_at", "verified_at")
+
+
 def _locked_cables(project, ids: Iterable[int]) -> list[Cable]:
     """The project's cables among `ids` (others ignored), locked until the transaction ends, in id order
-    so that two writers never wait on each other in a circle."""
+    so that two writers never wait on each other in a circle. Only the fields that decide a move are
+    read (`.only`): a fabric of 24,576 cables is read in a fraction of the time of whole rows."""
     wanted = sorted({int(pk) for pk in ids})
     cables: list[Cable] = []
     for chunk in _chunks(wanted):
-        cables += Cable.objects.select_for_update().filter(project=project, pk__in=chunk).order_by("pk")
+        cables += (Cable.objects.select_for_update().filter(project=project, pk__in=chunk)
+                   .only(*DECIDING_FIELDS).order_by("pk"))
     return cables
 
 
@@ -68,7 +75,10 @@ def _write_cables(changed: list[Cable], fields: list[str], *, user, cause: str, 
     for values, ids in groups.items():
         for chunk in _chunks(ids):
             Cable.objects.filter(pk__in=chunk).update(**dict(zip(fields, values, strict=True)))
-    Cable.history.bulk_history_create(changed, batch_size=CHUNK, update=True, default_user=user,
+    # The history rows copy whole rows: read the changed ones whole (the decision read only a few fields).
+    whole = [cable for chunk in _chunks(sorted(c.pk for c in changed))
+             for cable in Cable.objects.filter(pk__in=chunk).order_by("pk")]
+    Cable.history.bulk_history_create(whole, batch_size=CHUNK, update=True, default_user=user,
                                       default_change_reason=cause, default_date=at)
 
 
@@ -80,9 +90,12 @@ def ports_move(
     else any but a disabled one. `ports` may hand over the rows already loaded (no read). Returns how
     many moved."""
     cause = cause_text(cause)
-    if ports is None:
+    if ports is None:  # only the rows that will move are read: a comparison that changes nothing reads none
         ids = sorted(set(port_ids))
-        ports = [p for chunk in _chunks(ids) for p in Port.objects.filter(pk__in=chunk).order_by("pk")]
+        movable = Port.objects.exclude(status=to).exclude(status__in=PORT_KEPT)
+        if only_from is not None:
+            movable = movable.filter(status__in=only_from)
+        ports = [p for chunk in _chunks(ids) for p in movable.filter(pk__in=chunk).order_by("pk")]
     moving = [
         port for port in ports
         if port.status != to and port.status not in PORT_KEPT and (only_from is None or port.status in only_from)
@@ -91,8 +104,12 @@ def ports_move(
         return 0
     for port in moving:
         port.status, port.status_cause = to, cause
+    # The UPDATE repeats the condition: a port another writer moved since it was read is left as it is now.
+    still_movable = Port.objects.exclude(status__in=PORT_KEPT)
+    if only_from is not None:
+        still_movable = still_movable.filter(status__in=only_from)
     for chunk in _chunks([port.pk for port in moving]):
-        Port.objects.filter(pk__in=chunk).update(status=to, status_cause=cause)
+        still_movable.filter(pk__in=chunk).update(status=to, status_cause=cause)
     Port.history.bulk_history_create(moving, batch_size=CHUNK, update=True, default_user=user,
                                      default_change_reason=cause, default_date=at or timezone.now())
     return len(moving)
@@ -156,6 +173,8 @@ def cables_fabric_observe(
         _write_cables(changed, ["status", "status_cause", "fabric_state", "fabric_checked_at"], user=user,
                       cause=cause, at=checked_at)
     _move_ports_of(ports_to, cause_of=dict.fromkeys(ports_to, cause), user=user, at=checked_at)
+    if changed:
+        evidence_changed_send(project_id=project.pk, what="cable")  # the stage gates read cable states
     return len(changed)
 
 
@@ -187,4 +206,6 @@ def cables_link_observe(
     for reason, cables in by_cause.items():
         _write_cables(cables, ["status", "status_cause"], user=user, cause=reason, at=at)
     _move_ports_of(ports_to, cause_of=causes, user=user, at=at)
+    if changed:
+        evidence_changed_send(project_id=project.pk, what="cable")  # the stage gates read cable states
     return len(changed)

@@ -37,6 +37,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from delivery.evidence import evidence_changed_send
 from delivery.models import Project
 from inventory.choices import OpticStatus, PortStatus
 from inventory.models import Device, Optic, Port, Rack
@@ -230,6 +231,8 @@ def _perform(scan: _Scan) -> ScanEvent:
     # The relations are the rows just read; the key's uniqueness is the database's to decide.
     event.full_clean(exclude=["project", "user", *verdict.targets], validate_unique=False, validate_constraints=False)
     event.save()
+    if verdict.result == ScanResult.ACCEPTED and scan.action in (ScanAction.RACK, ScanAction.CABLE_END):
+        evidence_changed_send(project_id=scan.project.pk, what="scan")  # racking and cabling gates read it
     return event
 
 
@@ -448,7 +451,9 @@ def _cable_end(scan: _Scan) -> _Verdict:
         return end_code(e, ends)
 
     if named is not None:
-        end = next(e for e in ends if e.pk == named.pk)
+        end = next((e for e in ends if e.pk == named.pk), None)
+        if end is None:  # the end went away between reading the code and locking the cable (a plan re-applied)
+            return _refused(f"{scan.text} is no longer an end of {cable.label}; scan the label again.", cable=cable)
     elif scan.end_id is not None:
         end = next((e for e in ends if e.pk == scan.end_id), None)
         if end is None:
@@ -480,6 +485,13 @@ def _cable_end(scan: _Scan) -> _Verdict:
     return _accepted(f"{code_of(end)} confirmed in {_at(end.port)}." + _next_step(cable, ends, code_of), **targets)
 
 
+def _confirmations_clear(ends: list[CableEnd], *, user) -> None:
+    for stale in ends:
+        stale.confirmed_at, stale.confirmed_by = None, None
+        stale._history_user = user
+        stale.save(update_fields=["confirmed_at", "confirmed_by"])
+
+
 def _next_step(cable: Cable, ends: list[CableEnd], code_of) -> str:
     left = [e for e in ends if e.confirmed_at is None]
     if not left:
@@ -494,6 +506,10 @@ def _end_confirm(scan: _Scan, cable: Cable, end: CableEnd, ends: list[CableEnd],
     when this scan verified the cable."""
     now, user = timezone.now(), scan.user
     who = person(user)
+    # Found faulty or set back to planned: the other ends' old confirmations give way.
+    stale = [e for e in ends if e.pk != end.pk and e.confirmed_at is not None] \
+        if cable.status in STALE_CONFIRMATIONS else []
+    _confirmations_clear(stale, user=user)
     end.confirmed_at, end.confirmed_by = now, user
     end._history_user = user
     end.save(update_fields=["confirmed_at", "confirmed_by"])
@@ -502,9 +518,10 @@ def _end_confirm(scan: _Scan, cable: Cable, end: CableEnd, ends: list[CableEnd],
         cable.status, cable.verified_at, cable.verified_by = CableStatus.VERIFIED, now, user
         cable.status_cause = f"Verified by scan: {code} confirmed in {_at(end.port)} by {who}."
         fields = ["status", "verified_at", "verified_by", "status_cause"]
-    elif cable.status == CableStatus.PLANNED:
+    elif cable.status in STALE_CONFIRMATIONS:  # installed (again): the next scans confirm the other ends
+        again = f" again (was {cable.status})" if stale or cable.status == CableStatus.FAULTY else ""
         cable.status = CableStatus.INSTALLED
-        cable.status_cause = f"Installed: {code} confirmed by scan in {_at(end.port)} by {who}."
+        cable.status_cause = f"Installed{again}: {code} confirmed by scan in {_at(end.port)} by {who}."
         fields = ["status", "status_cause"]
     if fields is None:
         return False

@@ -1,17 +1,79 @@
 """Serializer fields shared by every app's API."""
 
-from drf_spectacular.utils import extend_schema_field
+from django.core.exceptions import FieldDoesNotExist
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
+BLANK = {"type": "string", "enum": [""]}
 
-def named_enum_field(choices) -> type[serializers.ChoiceField]:
+
+class NamedEnumField(serializers.ChoiceField):
+    """A ChoiceField whose OpenAPI enum is a component named after its choices class (see
+    named_enum_field)."""
+
+    choices_class: type
+
+
+def named_enum_field(choices) -> type[NamedEnumField]:
     """A ChoiceField whose OpenAPI enum is a component named after its choices class. HardwareKind
     and PortKind are both served as `kind`, which drf-spectacular could otherwise only tell apart by
     a hash (and warn about)."""
-    schema = {
-        "type": "string",
-        "enum": list(choices.values),
-        "description": "\n".join(f"* `{value}` - {label}" for value, label in choices.choices),
-    }
-    field_class = type(f"{choices.__name__}Field", (serializers.ChoiceField,), {})
-    return extend_schema_field(schema, component_name=f"{choices.__name__}Enum")(field_class)
+    return type(f"{choices.__name__}Field", (NamedEnumField,), {"choices_class": choices})
+
+
+class NamedEnumFieldExtension(OpenApiSerializerFieldExtension):
+    """The schema of a NamedEnumField: a reference to its `<Choices>Enum` component, or that enum or ""
+    where the field allows blank (a blank fabric state: never compared), as it answers."""
+
+    target_class = NamedEnumField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        choices = self.target.choices_class
+        component = ResolvedComponent(
+            name=f"{choices.__name__}Enum",
+            type=ResolvedComponent.SCHEMA,
+            object=choices,
+            schema={
+                "type": "string",
+                "enum": list(choices.values),
+                "description": "\n".join(f"* `{value}` - {label}" for value, label in choices.choices),
+            },
+        )
+        auto_schema.registry.register_on_missing(component)
+        if self.target.allow_blank:
+            return {"oneOf": [component.ref, BLANK]}
+        return component.ref
+
+
+def _nullable_source(field) -> bool:
+    """Whether the model path a serializer field reads (its `source`) passes through a nullable column:
+    `requested_by` of a run (a run the scheduler started has none)."""
+    model = getattr(getattr(field.parent, "Meta", None), "model", None)
+    for name in field.source.split(".") if model is not None and field.source != "*" else ():
+        try:
+            model_field = model._meta.get_field(name)
+        except FieldDoesNotExist:
+            return False
+        if getattr(model_field, "null", False):
+            return True
+        model = model_field.related_model
+        if model is None:
+            return False
+    return False
+
+
+class ReadOnlyRelationExtension(OpenApiSerializerFieldExtension):
+    """A read-only relation declared by hand (`SlugRelatedField(slug_field="username", read_only=True)`)
+    answers null when its foreign key is empty, whatever its allow_null says: the schema says so too,
+    read from the model, so no declaration can forget it."""
+
+    target_class = serializers.RelatedField
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if self.target.read_only and not self.target.allow_null and _nullable_source(self.target):
+            schema = {**schema, "nullable": True}
+        return schema

@@ -44,6 +44,7 @@ from cabling.planner import Plan
 from cabling.services import cable_status_set, fabric_plan_apply_now, plan_of, scan_record
 from delivery.choices import ProjectStatus, Role
 from delivery.models import Membership, Project
+from delivery.roof.services import stages_create_from_template
 from delivery.services import membership_set, project_create, user_ensure
 from inventory.choices import (
     DeviceRole,
@@ -726,4 +727,6 @@ def build_demo() -> DemoResult:
     _users_ensure(projects=projects, result=result)
     # After the users: the scans are the technician's, who must be a member to resolve the codes.
     _floor_scans_ensure(project=projects[DEMO_CODE], result=result)
+    for project in projects.values():  # the delivery stages; their gates are computed once this commits
+        result.count("stages", len(stages_create_from_template(project=project)))
     return result

@@ -4,7 +4,7 @@ from django.views.generic import ListView, TemplateView
 from delivery.access import ProjectViewMixin
 from delivery.selectors import project_list, project_members
 
-from .selectors import project_overview
+from .selectors import current_stage, project_overview, stage_list
 
 
 class ProjectListView(LoginRequiredMixin, ListView):
@@ -22,4 +22,7 @@ class ProjectHomeView(ProjectViewMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context.update(project_overview(user=self.request.user, project=self.project))
         context["members"] = project_members(project=self.project)
+        stages = list(stage_list(user=self.request.user, project=self.project))
+        context["stage_count"], context["current_stage"] = len(stages), current_stage(stages)
+        context["stages_done"] = sum(1 for s in stages if s.status in ("done", "skipped"))
         return context

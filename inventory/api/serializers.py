@@ -188,7 +188,7 @@ class NicTemplateSerializer(serializers.ModelSerializer):
 class PortTemplateSerializer(serializers.ModelSerializer):
     kind = PortKindField(choices=PortKind.choices, read_only=True)
     nic_slot = serializers.CharField(
-        source="nic_template.slot", read_only=True, allow_null=True, default=None
+        source="nic_template.slot", read_only=True, allow_null=True
     )
 
     class Meta:
@@ -311,7 +311,8 @@ class PortSerializer(DevicePartSerializer):
     nic = VisibleRowField(
         project_path="device__project", queryset=Nic.objects.all(), required=False, allow_null=True
     )
-    nic_slot = serializers.CharField(source="nic.slot", read_only=True, allow_null=True, default=None)
+    # No default: DRF leaves a field with a default out of a PATCH's answer; allow_null answers None.
+    nic_slot = serializers.CharField(source="nic.slot", read_only=True, allow_null=True)
     parent = VisibleRowField(
         project_path="device__project", queryset=Port.objects.all(), required=False, allow_null=True,
         help_text="The physical port this breakout lane belongs to.",
@@ -345,8 +346,8 @@ class OpticSerializer(ProjectRowSerializer):
         project_path="device__project", queryset=Port.objects.all(), required=False, allow_null=True,
         help_text="The port (id) the optic sits in; null to take it out.",
     )
-    device = serializers.CharField(source="port.device.name", read_only=True, allow_null=True, default=None)
-    port_name = serializers.CharField(source="port.name", read_only=True, allow_null=True, default=None)
+    device = serializers.CharField(source="port.device.name", read_only=True, allow_null=True)
+    port_name = serializers.CharField(source="port.name", read_only=True, allow_null=True)
 
     class Meta:
         model = Optic

@@ -10,6 +10,9 @@ from django.db import IntegrityError, transaction
 from ..models import Device, DeviceUnit
 from ..rack_space import units_of
 
+# The code of a refusal because someone else was first (inventory.services.CONFLICT is this one).
+CONFLICT = "conflict"
+
 BULK_BATCH = 1000  # rows per INSERT
 
 
@@ -31,7 +34,9 @@ def units_claim(*, device: Device) -> None:
         with transaction.atomic():
             DeviceUnit.objects.bulk_create(unit_claims(device))
     except IntegrityError as exc:
-        raise ValidationError({"position_u": f"Rack {device.rack} U{device.position_u}: already taken."}) from exc
+        # Checked free before; taken now: another device claimed it in the meantime (a scan's conflict).
+        raise ValidationError({"position_u": ValidationError(
+            f"Rack {device.rack} U{device.position_u}: already taken.", code=CONFLICT)}) from exc
 
 
 def units_claim_bulk(*, devices: list[Device]) -> None:

@@ -13,13 +13,12 @@ from django.utils import timezone
 from ..choices import DeviceStatus
 from ..models import Device, Rack
 from .phrasing import moment, person
-from .rack_units import units_claim
+from .rack_units import CONFLICT, units_claim
 
 # A device in one of these states stands in its rack: moving it is taking it out first, not a scan.
 IN_A_RACK = frozenset({DeviceStatus.RACKED, DeviceStatus.POWERED, DeviceStatus.READY})
-# Refusal codes a caller can tell apart (ValidationError.code): someone else did it first.
-CONFLICT = "conflict"
-
+# CONFLICT (from rack_units): the refusal code a caller tells apart (ValidationError.code): someone else
+# did it first.
 
 @transaction.atomic
 def device_rack(*, device: Device, rack: Rack, position_u: int, user, at: datetime | None = None) -> Device:

@@ -212,7 +212,7 @@
       return keep ? enqueue(payload, where) : Promise.resolve({ offline: true });
     }
     return post(payload).then(function (result) {
-      if (result.status >= 500 && keep) return enqueue(payload, where);
+      if (retryLater(result) && keep) return enqueue(payload, where);
       if (keep && needsSignIn(result)) return enqueue(payload, where);
       var outcome = result.status < 300 ? (result.body.result || "accepted") : "refused";
       if (keep || result.status < 300) remember(payload, outcome, result.body, where).then(emit);
@@ -220,6 +220,12 @@
     }, function () {
       return keep ? enqueue(payload, where) : { offline: true };
     });
+  }
+
+  /* The server could not take it now (down, overloaded, throttled): the scan stays on the tablet and is
+     tried again, never turned into a problem for the technician. */
+  function retryLater(result) {
+    return result.status >= 500 || result.status === 429 || result.status === 408;
   }
 
   var flushing = null;
@@ -248,7 +254,7 @@
     var item = items[index];
     var payload = Object.assign({}, item.payload, { source: "offline" });
     return post(payload).then(function (result) {
-      if (result.status >= 500) return false;
+      if (retryLater(result)) return false;
       if (needsSignIn(result)) {
         item.needs_sign_in = true;
         item.attempts += 1;

@@ -218,3 +218,81 @@ def test_end_tags_match_the_planners_label_scheme():
     )
     assert row.tag == labels.end_tag(planned)
     assert labels.place_tag(rack="", top_u=None, device="gpu-001", port="ib0") == "unracked-gpu-001-ib0"
+
+
+# --- names in other scripts (issue 12) --------------------------------------------------------------------
+
+
+def non_latin_fabric(fabric):
+    """The fabric with a Chinese server and cable label, a Cyrillic leaf and a Greek network rack."""
+    from cabling.models import Cable
+    from inventory.models import Device, Rack
+
+    Device.objects.filter(pk=fabric.gpu1.pk).update(name="北京-计算-01")
+    Device.objects.filter(pk=fabric.leaf1.pk).update(name="Москва-лиф-01")
+    Rack.objects.filter(pk=fabric.network_rack.pk).update(name="Αθήνα")
+    Cable.objects.filter(pk=fabric.c1.pk).update(label="光缆-001")
+    return fabric
+
+
+def printed_words(pdf: bytes) -> list[tuple[float, float, str]]:
+    """(xMin, xMax, text) of every word pdftotext reads, in points."""
+    html = subprocess.run([PDFTOTEXT, "-bbox", "-", "-"], input=pdf, capture_output=True, check=True).stdout
+    return [(float(w.get("xMin")), float(w.get("xMax")), w.text) for w in ET.fromstring(html).iter(f"{XHTML}word")]
+
+
+def embedded_fonts(pdf: bytes, tmp_path) -> dict[str, str]:
+    """{base font name without its subset tag: "yes"/"no"}, the `emb` column of pdffonts."""
+    path = tmp_path / "labels.pdf"
+    path.write_bytes(pdf)
+    out = subprocess.run(["pdffonts", str(path)], capture_output=True, check=True, text=True).stdout
+    return {row.split()[0].split("+")[-1]: row.split()[-5] for row in out.splitlines()[2:]}
+
+
+def test_chinese_cyrillic_and_greek_names_print_as_themselves_in_embedded_fonts(fabric, manager, tmp_path):
+    """Helvetica knows only WinAnsi: these names printed as black boxes (pdftotext read "■■-■■-01")."""
+    non_latin_fabric(fabric)
+    pdf = pdf_for(manager, fabric.project, network="compute")
+    labels = printed_labels(pdf)
+    assert labels[0] == "C00002 A01-U10-北京-计算-01-ib0/1 (A) to Αθήνα-U02-leaf-02-p1"
+    assert labels[-2:] == [  # sorted by label, "光" after the Latin letters
+        "光缆-001 A01-U10-北京-计算-01-ib0/0 (A) to Αθήνα-U01-Москва-лиф-01-p1",
+        "光缆-001 Αθήνα-U01-Москва-лиф-01-p1 (B1) to A01-U10-北京-计算-01-ib0/0",
+    ]
+    assert "■" not in " ".join(labels)
+    fonts = embedded_fonts(pdf, tmp_path)
+    assert fonts["NotoSansSC-Regular"] == fonts["NotoSans-Regular"] == "yes"
+    assert (fonts["Helvetica"], fonts["Helvetica-Bold"]) == ("no", "no")  # "C00002" keeps Helvetica
+
+
+def test_a_latin_sheet_embeds_no_font(fabric, manager, tmp_path):
+    """Latin names keep Helvetica, which every reader has: the sheet carries no font file."""
+    assert set(embedded_fonts(pdf_for(manager, fabric.project), tmp_path).values()) == {"no"}
+
+
+def test_long_chinese_names_are_fitted_in_the_faces_they_print_in(fabric, manager):
+    """Fitted with Helvetica's widths, a Chinese name would be measured as narrow boxes and run off the label;
+    measured in Noto Sans SC, it shrinks (then is cut with an ellipsis) inside its label."""
+    from inventory.models import Device
+
+    Device.objects.filter(pk=fabric.gpu1.pk).update(name="北京计算集群第一号节点服务器" * 2)
+    pdf = pdf_for(manager, fabric.project, rack="A01")
+    right_edge = L7651.left + L7651.label_w  # the first column's labels
+    words = [(x0, x1, text) for x0, x1, text in printed_words(pdf) if x0 < L7651.left + L7651.pitch_x]
+    assert any("北京计算" in text for _, _, text in words)
+    assert any(text.endswith("…") for _, _, text in words if "北京" in text)  # cut: too long even at 3 pt
+    assert max(x1 for _, x1, _ in words) <= right_edge
+
+
+def test_fit_measures_with_the_registered_font():
+    """Helvetica measures the name as 48 pt of boxes at 10 pt, so it would have kept 10 pt in 50 pt of room;
+    printed in Noto Sans SC it is 58 pt wide, so it shrinks to the largest quarter point that fits."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    from core.fonts import register_fonts
+
+    regular, name = register_fonts().regular, "北京-计算-01"
+    assert stringWidth(name, "Helvetica", 10) < 50 < regular.width(name, 10)
+    text, size = module._fit(name, regular, 10, 50)
+    assert text == name and size < 10
+    assert regular.width(name, size) <= 50 < regular.width(name, size + 0.25)

@@ -305,9 +305,15 @@ def test_a_faulty_cable_is_scanned_again_after_the_fix(fabric, technician, manag
     for code, where in (("C00001/A", "gpu-001:ib0/0"), ("C00001/B", "leaf-01:p1")):
         scan(manager, fabric.project, ScanAction.CABLE_END, code, port_code=where)
     cable_status_set(cables=[fabric.c1], status=CableStatus.FAULTY, user=manager, reason="no light on p1")
+    # One end scanned after the fix is not enough: the other end's confirmation predates the fault.
     assert said(technician, fabric.project, ScanAction.CABLE_END, "C00001/B", port_code="leaf-01:p1") == (
+        ScanResult.ACCEPTED, "C00001/B confirmed in leaf-01 port p1. Next: C00001/A at gpu-001 port ib0/0.")
+    cable = Cable.objects.get(pk=fabric.c1.pk)
+    assert cable.status == CableStatus.INSTALLED and cable.status_cause.startswith("Installed again (was faulty)")
+    assert CableEnd.objects.get(cable=fabric.c1, side="A").confirmed_at is None
+    assert said(technician, fabric.project, ScanAction.CABLE_END, "C00001/A", port_code="gpu-001:ib0/0") == (
         ScanResult.ACCEPTED,
-        "C00001/B confirmed in leaf-01 port p1: C00001 is verified, every end where the plan says.",
+        "C00001/A confirmed in gpu-001 port ib0/0: C00001 is verified, every end where the plan says.",
     )
     cable = Cable.objects.get(pk=fabric.c1.pk)
     assert (cable.status, cable.verified_by) == (CableStatus.VERIFIED, technician)

@@ -230,8 +230,10 @@ def test_api_bad_filters_are_400s(api_for, customer, dual, params):
 
 
 @pytest.mark.parametrize("pk", ["\u00b2", "1" * 40, "abc"])
-def test_api_a_port_id_that_is_not_a_number_is_a_400(api_for, customer, dual, pk):
-    assert api_for(customer).get(f"/api/traces/{pk}/").status_code == 400
+def test_api_a_port_id_that_is_not_a_number_is_a_404(api_for, customer, dual, pk):
+    """A path that names no port, as on every other detail route (never a 500)."""
+    response = api_for(customer).get(f"/api/traces/{pk}/")
+    assert response.status_code == 404 and set(response.json()) == {"detail"}
 
 
 def test_api_list_queries_do_not_grow(api_for, customer, project, add_cables, django_assert_num_queries):

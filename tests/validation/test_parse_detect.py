@@ -32,7 +32,7 @@ def expected_tool(path):
 def test_every_fixture_names_its_source():
     sources = (FIXTURES / "SOURCES.md").read_text()
     names = sorted(p.name for p in FIXTURES.iterdir() if p.name != "SOURCES.md")
-    assert len(FIXTURE_FILES) == 31 and len(names) == 33
+    assert len(FIXTURE_FILES) == 34 and len(names) == 36
     assert [name for name in names if f"| {name} |" not in sources] == []
 
 
@@ -62,3 +62,14 @@ def test_mpirun_tag_output_is_detected_as_the_tool_it_wraps():
     assert detect_tool(tagged) == "nccl"
     [result] = parse(tagged)
     assert result.out_of_bounds == 4 and result.line_no == parse(text)[0].line_no
+
+
+def test_detection_reads_only_the_head_of_a_large_file():
+    """A signature within the first DETECT_CHARS is found whatever follows; one only after them is not
+    looked for (a 60 MB file costs what its head costs to recognise)."""
+    from validation.parsers.detect import DETECT_CHARS
+
+    table = (FIXTURES / "iblinkinfo_02_edr_sb7700_down_polling.txt").read_text()
+    assert detect_tool(table + "junk line\n" * 1_000_000) == "iblinkinfo"
+    with pytest.raises(ParseError, match="could not tell which tool"):
+        detect_tool("x" * (DETECT_CHARS + 10) + "\n" + table)

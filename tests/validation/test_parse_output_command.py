@@ -84,7 +84,7 @@ def test_the_tool_can_be_named_and_every_fixture_goes_through_the_command():
     [result] = run_json("--tool", "ibstat", FIXTURES / "ibstat_01_initializing_no_sm.txt")
     assert (result["tool"], result["state"]) == ("ibstat", "Initializing")
     everything = run_json(*sorted(FIXTURES.glob("*.txt")))
-    assert len(everything) == 76
+    assert len(everything) == 80
     assert {result["tool"] for result in everything} == {
         "nccl", "perftest", "mlxlink", "ibstat", "ibstatus", "perfquery", "ethtool",
         "nvsmi_topo", "iblinkinfo", "ibnetdiscover", "lldp", "ibdiagnet", "nvue_lldp",

@@ -1,10 +1,12 @@
 """perftest parser: header block, unit normalisation to Gb/s, duration runs, several runs per file."""
 
+import time
 from pathlib import Path
 
 import pytest
 
 from validation.parsers import ParseError, perftest
+from validation.parsers.base import key_values
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tool-outputs"
 # perftest divides by 0x100000 for both its "MB/sec" and "MiB/sec" columns: one unit, two labels.
@@ -132,3 +134,104 @@ def test_errors_name_the_line():
         )
     with pytest.raises(ParseError, match="no perftest run found"):
         perftest.parse("just text\n")
+
+
+# --- layouts from more sites: pasted (space-padded) settings, rdma_cm, several QPs, RoCE GIDs ---
+
+
+def test_ib_write_bw_04_space_padded_settings_rdma_cm_and_four_qps():
+    [result] = perftest.parse(read("ib_write_bw_04_rdma_cm_4qp_space_padded.txt"))
+    # Tabs expanded to spaces: two settings per line must still be two settings.
+    assert (result.device, result.qps, result.transport) == ("rocep1s0f1", 4, "IB")
+    assert (result.connection_type, result.settings["Using SRQ"]) == ("RC", "OFF")
+    assert result.settings["Dual-port"] == "OFF" and result.settings["PCIe relax order"] == "ON"
+    assert result.rdma_cm is True and result.settings["Data ex. method"] == "rdma_cm"
+    assert (result.role, result.tx_depth, result.mtu_bytes, result.link_type) == ("client", 128, 1024, "IB")
+    assert result.local_qpns == ["0x03ec", "0x03ed", "0x03ee", "0x03ef"]
+    assert result.remote_qpns == ["0x03eb", "0x03ec", "0x03ed", "0x03ee"]
+    assert result.local_gids == [] and result.remote_gids == []  # IB link: no GID lines
+    [row] = result.rows
+    assert (row.bytes, row.iterations, row.bw_peak_gbps, row.bw_avg_gbps) == (65536, 20000, 111.72, 111.71)
+    assert row.msg_rate_mpps == 0.21307 and result.failed is False
+
+
+def test_ib_write_lat_01_rdma_cm_latency_percentiles():
+    [result] = perftest.parse(read("ib_write_lat_01_rdma_cm_percentiles_space_padded.txt"))
+    assert (result.test, result.kind, result.device, result.qps) == ("ib_write_lat", "lat", "rocep1s0f1", 1)
+    assert (result.rdma_cm, result.tx_depth, result.role) == (True, 1, "client")
+    [row] = result.rows
+    assert (row.bytes, row.iterations) == (2, 1000)
+    assert (row.t_min_us, row.t_max_us, row.t_typical_us, row.t_avg_us) == (1.42, 1.93, 1.47, 1.47)
+    assert (row.t_stdev_us, row.p99_us, row.p999_us) == (0.0, 1.57, 1.93)
+    assert result.local_qpns == ["0x02ee"] and result.remote_qpns == ["0x02ee"]
+
+
+def test_roce_run_keeps_one_qpn_per_qp_and_each_sides_gid():
+    [result] = perftest.parse(read("ib_write_bw_02_use_cuda_roce_16qp_duration.txt"))
+    assert len(result.local_qpns) == len(result.remote_qpns) == result.qps == 16
+    assert result.local_qpns[0] == "0x00c6" and result.remote_qpns[-1] == "0x00d6"
+    assert result.local_gids == ["00:00:00:00:00:00:00:00:00:00:255:255:10:06:145:33"]
+    assert result.remote_gids == ["00:00:00:00:00:00:00:00:00:00:255:255:10:06:145:32"]
+    assert result.settings["GID index"] == "3" and result.settings["TOS"] == "41"
+
+
+@pytest.mark.parametrize("name", ["ib_write_bw_01_ndr_gbits.txt", "ib_write_bw_02_use_cuda_roce_16qp_duration.txt"])
+@pytest.mark.parametrize("gap", ["expandtabs", "  "])
+def test_tabs_expanded_or_two_spaces_read_like_the_tab_separated_original(name, gap):
+    # What copying from a terminal or an issue does to perftest's tabs; the brief's
+    # "Number of qps : 1  Transport type : IB" is the two-space case.
+    original = read(name)
+    pasted = original.expandtabs(8) if gap == "expandtabs" else original.replace("\t", gap)
+    [expected], [got] = perftest.parse(original), perftest.parse(pasted)
+    assert got.settings == expected.settings and len(got.settings) >= 12
+    assert (got.device, got.qps, got.transport, got.rdma_cm) == (expected.device, expected.qps, "IB", expected.rdma_cm)
+    assert got.rows == expected.rows
+
+
+@pytest.mark.parametrize(
+    ("line", "pairs"),
+    [
+        # perftest's own tabs, and the padding inside the first pair
+        (" rdma_cm QPs\t : OFF", [("rdma_cm QPs", "OFF")]),
+        (" Data ex. method : rdma_cm \tTOS    : 41", [("Data ex. method", "rdma_cm"), ("TOS", "41")]),
+        # a latency server on Soft-RoCE prints the second key without padding
+        (" Dual-port       : OFF          Device: rxe0", [("Dual-port", "OFF"), ("Device", "rxe0")]),
+        (" Number of qps : 1  Transport type : IB", [("Number of qps", "1"), ("Transport type", "IB")]),
+        (" PCIe relax order: ON", [("PCIe relax order", "ON")]),
+        # a colon with no gap before it belongs to the value
+        (" Started : 12:30:01", [("Started", "12:30:01")]),
+        (" Link type       : Ethernet", [("Link type", "Ethernet")]),
+    ],
+)
+def test_key_values_splits_pairs_on_tabs_or_wide_gaps(line, pairs):
+    assert list(key_values(line)) == pairs
+
+
+def test_server_and_client_logs_of_different_tests_concatenated():
+    text = read("ib_write_bw_04_rdma_cm_4qp_space_padded.txt") + read(
+        "ib_write_lat_01_rdma_cm_percentiles_space_padded.txt"
+    )
+    bandwidth, latency = perftest.parse(text)
+    assert (bandwidth.test, bandwidth.qps, latency.test, latency.qps) == ("ib_write_bw", 4, "ib_write_lat", 1)
+    assert latency.line_no == 29 and latency.rows[0].p999_us == 1.93
+
+
+def test_a_pasted_settings_value_that_is_not_a_number_still_names_its_line():
+    text = read("ib_write_bw_04_rdma_cm_4qp_space_padded.txt").replace(
+        ": 4            Transport", ": four         Transport"
+    )
+    with pytest.raises(ParseError, match=r"^line 4: 'Number of qps' in the settings block is 'four'"):
+        perftest.parse(text)
+
+
+def test_hostile_inputs_are_refused_quickly():
+    started = time.perf_counter()
+    too_many = rf"^line {perftest.MAX_RUNS + 1}: more than {perftest.MAX_RUNS} perftest runs"
+    with pytest.raises(ParseError, match=too_many):
+        perftest.parse("RDMA_Write BW Test\n" * 100_000)
+    long_settings = "                    RDMA_Write BW Test\n Dual-port : " + "a  b:" * 400_000 + "\n"
+    [result] = perftest.parse(long_settings)  # a 2 MB line is no settings line: kept out, run has no rows
+    assert result.settings == {} and result.failed is True
+    with pytest.raises(ParseError, match="no perftest run found"):
+        perftest.parse("RDMA_Write BW Test " * 500_000)  # one 10 MB line is no title
+    assert time.perf_counter() - started < 20

@@ -73,3 +73,16 @@ def test_nothing_readable_fails_and_says_why(project, tmp_path):
         run("--project", "NOPE", bad)
     with pytest.raises(CommandError, match="cannot read the file"):
         run("--project", project.code, tmp_path / "absent.txt")
+
+
+def test_a_file_past_the_size_limit_is_refused_after_reading_one_byte_more(project, tmp_path, settings):
+    """/dev/zero never ends: the command reads the limit and one byte, then refuses, comparing nothing."""
+    sb7700_fabric(project)
+    settings.TOPOLOGY_MAX_FILE_BYTES = 4096
+    with pytest.raises(CommandError, match=r"/dev/zero: larger than 4,096 bytes .*nothing was compared"):
+        run("--project", project.code, "/dev/zero")
+    big = tmp_path / "big.txt"
+    big.write_bytes(b"x" * 4097)
+    with pytest.raises(CommandError, match="big.txt: larger than 4,096 bytes"):
+        run("--project", project.code, big)
+    assert not TopologyComparison.objects.exists()

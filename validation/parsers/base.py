@@ -38,7 +38,7 @@ class ParseError(Exception):
         return f"line {self.line_no}: {self.message}; expected {self.expected}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: a 20 MB upload can be millions of lines
 class Line:
     no: int
     text: str
@@ -112,22 +112,35 @@ def normalise_guid(token: str, line_no: int) -> str:
     return "0x" + digits.rjust(16, "0")
 
 
-def key_values(text: str) -> Iterator[tuple[str, str]]:
-    """`Key : value` pairs; several may share a line, separated by tabs (perftest prints two).
+_PAIR_GAP = re.compile(r"[ \t]*\t[ \t]*| {2,}")
 
-    A tab starts a new pair only if a key comes before the next colon: in perftest's
-    "rdma_cm QPs\t : OFF" the tab sits inside the first pair."""
-    chunks: list[str] = []
-    for part in text.split("\t"):
-        starts_pair = ":" in part and part.partition(":")[0].strip()
-        if chunks and not starts_pair:
-            chunks[-1] += " " + part
-        else:
-            chunks.append(part)
-    for chunk in chunks:
-        key, sep, value = chunk.partition(":")
-        if sep and key.strip():
-            yield " ".join(key.split()), value.strip()
+
+def key_values(text: str) -> Iterator[tuple[str, str]]:
+    """`Key : value` pairs; several may share a line (perftest prints two).
+
+    perftest separates the pairs with tabs, but output pasted into an issue, a wiki or a terminal
+    log has the tabs expanded, so a gap of a tab or of two or more spaces separates pairs alike:
+    "Number of qps   : 4            Transport type : IB". A colon starts a new pair only if such
+    a gap comes between the previous value and the key before it; a colon without one belongs to
+    the value. Keys may have padding before their colon ("rdma_cm QPs\t : OFF") or none
+    ("Device: rxe0"). Callers bound the line length: each colon rescans only its own value."""
+    key: str | None = None
+    value_start = 0
+    for colon in (match.start() for match in re.finditer(":", text)):
+        if key is None:
+            key, value_start = text[:colon].strip(), colon + 1
+            continue
+        # The would-be key ends where the padding before this colon starts.
+        key_end = value_start + len(text[value_start:colon].rstrip(" \t"))
+        gaps = list(_PAIR_GAP.finditer(text, value_start, key_end))
+        if not gaps or gaps[-1].end() >= key_end:
+            continue  # no gap before a key: the colon is part of the value ("12:30")
+        gap = gaps[-1]
+        if key:
+            yield " ".join(key.split()), text[value_start : gap.start()].strip()
+        key, value_start = text[gap.end() : key_end], colon + 1
+    if key:
+        yield " ".join(key.split()), text[value_start:].strip()
 
 
 class ParsedResult:

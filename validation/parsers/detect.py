@@ -35,7 +35,10 @@ _SIGNATURES: list[tuple[str, re.Pattern]] = [
         "mlxlink",
         re.compile(
             r"^[ \t]*(?:Operational Info|Module Info|Physical Counters and BER Info)"
-            r"[ \t]*\n[ \t]*-{3,}[ \t]*$",
+            r"[ \t]*\n[ \t]*-{3,}[ \t]*$"
+            # grep keeps the title without its dashes, or only mlxlink's padded BER lines
+            r"|^[ \t]*Physical Counters and BER Info[ \t]*$"
+            r"|^[ \t]*(?:(?:Raw|Effective) Physical BER|Recommendation)[ \t]{2,}:",
             re.MULTILINE,
         ),
     ),
@@ -84,11 +87,20 @@ TOOLS = tuple(name for name, _ in _SIGNATURES)
 _JSON_LLDP = re.compile(r"\A\s*\{\s*\"(?:lldp|lldp_loc_chassis)\"\s*:")
 
 
+# A tool shows what it is in its first lines (a title, a header, a table's head): detection reads this much
+# of a file, so a 60 MB table costs the same to recognise as a small one, and a file of junk is refused fast.
+DETECT_CHARS = 256 * 1024
+
+
 def detect_tool(text: str) -> str:
-    """The tool name (a key of validation.parsers.PARSERS), or ParseError when none matches."""
+    """The tool name (a key of validation.parsers.PARSERS), or ParseError when none matches in the first
+    DETECT_CHARS characters."""
     if _JSON_LLDP.match(text):  # JSON no other tool prints; spares scanning a large table line by line
         return "lldp"
-    normalised = "\n".join(line.text for line in split_lines(text))
+    head = text[:DETECT_CHARS]
+    if len(text) > DETECT_CHARS and "\n" in head:  # whole lines only: a cut line could half-match
+        head = head[: head.rindex("\n")]
+    normalised = "\n".join(line.text for line in split_lines(head))
     for name, pattern in _SIGNATURES:
         if pattern.search(normalised):
             return name

@@ -2,9 +2,15 @@
 
 The output is sections ("Operational Info" underlined with dashes) of `Key : value` lines. A
 captured loop over several devices repeats the sections; each "Operational Info" starts a device.
-The device name comes from the nearest banner (`===== mt4123_pciconf0 =====`) or `mlxlink -d X`
-command line before it. N/A, and anything the tool did not print, is null. `-E-` lines (mlxlink's
-own errors, e.g. an option an HCA does not support) are kept on the result, never fatal.
+The device name comes from the nearest banner (`===== mt4123_pciconf0 =====`), `mlxlink -d X`
+command line or bare device line (`mlx5_3`, as `echo $d` prints it) before it. N/A, and anything
+the tool did not print, is null. `-E-` lines (mlxlink's own errors, e.g. an option an HCA does not
+support) are kept on the result, never fatal.
+
+Output filtered through grep (`for d in mlx5_{0..7}; do echo $d; mlxlink -d $d -c | grep -E
+"BER|Counter"; done`) keeps only some lines: section titles lose their dashes or vanish. Values
+whose key mlxlink prints in one known section are then filed under that section; a device line, or
+a key seen again, starts the next device.
 """
 
 from __future__ import annotations
@@ -48,7 +54,7 @@ _BANNER = re.compile(r"^[=#*-]{2,}\s*(?P<name>[^\s=#*-][^=#*]*?)\s*[=#*-]{2,}$")
 _MLXLINK_COMMAND = re.compile(r"\bmlxlink\s")
 _COMMAND_DEVICE = re.compile(r"\bmlxlink\b.*?(?:-d|--device)[\s=]+(?P<device>[^\s$`]+)(?=\s|$)")
 _COMMAND_PORT = re.compile(r"\bmlxlink\b.*?(?:-p|--port)[\s=]+(?P<port>[0-9]+)(?=\s|$)")
-_KEY_VALUE = re.compile(r"^(?P<key>[^:]*[^\s:])\s*:\s?(?P<value>.*)$")
+_KEY_VALUE = re.compile(r"^(?P<key>[^:]*[^\s:])(?P<pad>\s*):\s?(?P<value>.*)$")
 _RANGE = re.compile(r"\[\s*(?P<low>[-+]?[0-9.eE+-]+?)\s*\.\.\s*(?P<high>[-+]?[0-9.eE+-]+)\s*\]\s*$")
 _LANE_FLAGS = {
     "tx_fault": "Tx Fault [per lane]",
@@ -59,7 +65,57 @@ _LANE_FLAGS = {
     "rx_output_valid": "Rx Output Valid [per lane]",
     "tx_adaptive_eq_fault": "Tx Adaptive EQ Fault [per lane]",
 }
+# A host has a few dozen ports, a switch up to a few hundred: far more blocks than that is a
+# repeated line (each repeat of a key starts a device in grep-filtered output), not a capture.
+MAX_DEVICES = 4096
 _MESSAGE = re.compile(r"^-(?P<level>[EW])-\s*(?P<text>.*)$")
+# A line naming only a device, as a loop's `echo $d` prints it: an RDMA name, an mst device, a PCI
+# address or a switch LID; a trailing colon is allowed ("mlx5_0:").
+_DEVICE_LINE = re.compile(
+    r"^(?P<device>mlx5_(?:bond_)?[0-9]{1,4}|/dev/mst/[\w.]{1,64}|mt[0-9]{4,6}_pci(?:conf|cr)[0-9]{1,3}(?:\.[0-9]{1,3})?"
+    r"|(?:[0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]|lid-[0-9]{1,5})[ \t]*:?$"
+)
+# Keys mlxlink prints in one section only, so a grep-filtered line can be filed without its title.
+_SECTION_OF_KEY = {
+    **dict.fromkeys(
+        ("State", "Physical state", "Speed", "Width", "FEC", "Loopback Mode", "Auto Negotiation"),
+        "Operational Info",
+    ),
+    **dict.fromkeys(("Status Opcode", "Group Opcode", "Recommendation"), "Troubleshooting Info"),
+    **dict.fromkeys(("Firmware Version", "amBER Version", "MFT Version"), "Tool Information"),
+    **dict.fromkeys(
+        (
+            "Temperature [C]",
+            "Voltage [mV]",
+            "Bias Current [mA]",
+            "Rx Power Current [dBm]",
+            "Tx Power Current [dBm]",
+            "Identifier",
+            "Vendor Name",
+            "Vendor Part Number",
+            "Vendor Serial Number",
+            "Cable Technology",
+            "Cable Type",
+            "Wavelength [nm]",
+        ),
+        "Module Info",
+    ),
+    **dict.fromkeys(
+        (
+            "Time Since Last Clear [Min]",
+            "Symbol Errors",
+            "Symbol BER",
+            "Effective Physical Errors",
+            "Effective Physical BER",
+            "Raw Physical Errors Per Lane",
+            "Raw Physical BER",
+            "Raw Physical BER Per Lane",
+            "Link Down Counter",
+            "Link Error Recovery Counter",
+        ),
+        "Physical Counters and BER Info",
+    ),
+}
 
 
 @dataclass(kw_only=True)
@@ -142,14 +198,16 @@ def parse(text: str) -> list[MlxlinkResult]:
         raise ParseError(
             last_line_no(lines),
             "no mlxlink section found",
-            "an 'Operational Info' (or 'Module Info') title underlined with dashes, then 'Key : value' lines",
+            "an 'Operational Info' (or 'Module Info') title underlined with dashes, then 'Key : value' lines,"
+            " or mlxlink lines kept by grep such as 'Raw Physical BER                   : 2E-9'",
         )
     return [_finish(block) for block in reader.blocks]
 
 
 class _Reader:
-    """Collects sections per device. A banner or an `mlxlink -d X` line names the next device; the
-    `-p N` of the last mlxlink command line applies to every device it printed (a loop)."""
+    """Collects sections per device. A banner, a bare device line or an `mlxlink -d X` line names
+    the next device; the `-p N` of the last mlxlink command line applies to every device it printed
+    (a loop)."""
 
     def __init__(self) -> None:
         self.blocks: list[_Block] = []
@@ -160,24 +218,57 @@ class _Reader:
     def read(self, line: Line, following: str) -> None:
         text = line.stripped
         if text in _SECTION_TITLES or (text and DASHES.match(following) and not DASHES.match(text)):
-            self._open_section(line)
+            self._open_section(line.no, text)
         elif match := _MESSAGE.match(text):
-            if self.blocks:
-                block = self.blocks[-1]
-                (block.errors if match["level"] == "E" else block.warnings).append(match["text"])
+            self._keep_message(line.no, match["level"], match["text"])
         elif (banner := _BANNER.match(text)) and not DASHES.match(text):
             self.pending_device, self.section = banner["name"], None
+        elif device := _DEVICE_LINE.match(text):
+            self.pending_device, self.section = device["device"], None
         elif _MLXLINK_COMMAND.search(text):
             self._read_command(line)
-        elif self.section and self.blocks and (pair := _KEY_VALUE.match(text)):
-            self.blocks[-1].sections[self.section][pair["key"].strip()] = (pair["value"].strip(), line.no)
+        elif pair := _KEY_VALUE.match(text):
+            self._read_pair(line.no, pair["key"].strip(), pair["value"].strip(), padded=len(pair["pad"]) >= 2)
 
-    def _open_section(self, line: Line) -> None:
-        self.section = line.stripped
-        if not self.blocks or self.section == "Operational Info" or self.section in self.blocks[-1].sections:
-            self.blocks.append(_Block(line.no, self.pending_device, self.command_port))
-            self.pending_device = None
-        self.blocks[-1].sections.setdefault(self.section, {})
+    def _open_section(self, line_no: int, title: str) -> None:
+        self.section = title
+        block = self.blocks[-1] if self.blocks else None
+        if block is None or title == "Operational Info" or title in block.sections or self.pending_device:
+            block = self._new_block(line_no)
+        block.sections.setdefault(title, {})
+
+    def _read_pair(self, line_no: int, key: str, value: str, *, padded: bool) -> None:
+        if self.section and self.blocks:
+            self.blocks[-1].sections[self.section][key] = (value, line_no)
+            return
+        # No title above: a grep-filtered line. Only mlxlink's layout, keys padded to a column
+        # ("State                              : Active"), is filed, so another tool's "State: Active"
+        # pasted above the output is not mistaken for it.
+        section = _SECTION_OF_KEY.get(key)
+        if section is None or not padded:
+            return
+        block = self.blocks[-1] if self.blocks else None
+        if block is None or self.pending_device or key in block.sections.get(section, {}):
+            block = self._new_block(line_no)  # a key seen again: the loop moved to the next device
+        block.sections.setdefault(section, {})[key] = (value, line_no)
+
+    def _keep_message(self, line_no: int, level: str, text: str) -> None:
+        if self.pending_device:  # a named device that printed only an error: the error is its own
+            self._new_block(line_no)
+        if self.blocks:
+            block = self.blocks[-1]
+            (block.errors if level == "E" else block.warnings).append(text)
+
+    def _new_block(self, line_no: int) -> _Block:
+        if len(self.blocks) == MAX_DEVICES:
+            raise ParseError(
+                line_no,
+                f"more than {MAX_DEVICES} devices in one mlxlink output",
+                f"at most {MAX_DEVICES} device blocks per upload (split the file)",
+            )
+        self.blocks.append(_Block(line_no, self.pending_device, self.command_port))
+        self.pending_device = None
+        return self.blocks[-1]
 
     def _read_command(self, line: Line) -> None:
         device = _COMMAND_DEVICE.search(line.stripped)

@@ -7,6 +7,8 @@ unit the table used: `Gb/sec` (--report_gbits), `MB/sec` (older builds) or `MiB/
 builds). Both byte columns are the same unit: perftest divides by `format_factor`, which is 0x100000
 (2^20 bytes) unless --report_gbits is given, whatever the header calls it. A duration run (-D) cannot
 measure the peak and prints 0.00; that becomes null, as does a peak column the table lacks.
+Settings read the same whether perftest's tabs survived or were expanded to spaces by a paste
+(see base.key_values). The address block gives one QPN per QP on each side and, on RoCE, the GIDs.
 """
 
 from __future__ import annotations
@@ -38,6 +40,10 @@ _DURATION_RUN = re.compile(r"BW peak won't be measured|\s(?:-D|--duration)[\s=]+
 _PROBLEM = re.compile(r"\b(couldn't|could not|unable|failed|failure|error)\b", re.IGNORECASE)
 _LEADING_INT = re.compile(r"^\s*[0-9]+\s")
 _BANNER = re.compile(r"^\*.*\*$")  # the server's "* Waiting for client to connect... *" box
+_TITLE_MAX_CHARS = 120
+# A sweep over every HCA and message size is a few hundred runs; a million titles is an attack on
+# memory (each run becomes a result row), refused at the first title past the limit.
+MAX_RUNS = 2000
 
 # Gb/s per one unit of what the table printed. "MB/sec" is perftest's old label for the same 2^20-byte
 # unit it now calls "MiB/sec" (format_factor 0x100000 in both), so both convert alike.
@@ -65,7 +71,13 @@ _COLUMN_SPECS = [
     (r"CPU_Util\[%\]", "cpu_util_pct"),
 ]
 _COLUMNS = [(re.compile(pattern), key) for pattern, key in _COLUMN_SPECS]
-_SETTING = re.compile(r"\S\s+:")  # settings pad the key before the colon: "Mtu             : 4096[B]"
+# A settings line starts with a short key and a colon, padded or not: "Mtu             : 4096[B]",
+# "PCIe relax order: ON". Longer lines are never settings (and would cost key_values more).
+_SETTING = re.compile(r"[ \t]*[A-Za-z][A-Za-z0-9_*. /()-]{0,31}?[ \t]*:")
+_SETTING_MAX_CHARS = 400
+# One line per QP on each side; RoCE adds a "GID: ..." line after each (perftest's GID_FMT).
+_ADDRESS = re.compile(r"[ \t]*(?P<side>local|remote) address:\s*LID\s+\S+\s+QPN\s+(?P<qpn>0x[0-9a-fA-F]+)")
+_GID = re.compile(r"[ \t]*GID:\s*(?P<gid>[0-9]{2,3}(?::[0-9]{2,3}){15})[ \t]*$")
 _COLUMN_HELP = "perftest columns such as '#bytes #iterations BW peak[Gb/sec] BW average[Gb/sec] ...'"
 
 
@@ -112,6 +124,12 @@ class PerftestResult(ParsedResult):
     use_cuda: bool = False
     gpu_name: str | None = None
     duration_run: bool = False
+    # QP numbers from the "local address" / "remote address" lines, one per QP, in order.
+    local_qpns: list[str] = field(default_factory=list)
+    remote_qpns: list[str] = field(default_factory=list)
+    # RoCE only: the GIDs printed under those lines, each side's distinct values in order.
+    local_gids: list[str] = field(default_factory=list)
+    remote_gids: list[str] = field(default_factory=list)
     unit_printed: str | None = None
     rows: list[BandwidthRow | LatencyRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -143,6 +161,9 @@ class _Run:
     rows: list[BandwidthRow | LatencyRow] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    qpns: dict[str, list[str]] = field(default_factory=lambda: {"local": [], "remote": []})
+    gids: dict[str, list[str]] = field(default_factory=lambda: {"local": [], "remote": []})
+    last_side: str | None = None  # the side of the last address line, which a GID line belongs to
 
 
 def parse(text: str) -> list[PerftestResult]:
@@ -152,6 +173,12 @@ def parse(text: str) -> list[PerftestResult]:
     for line in lines:
         if title := _title(line.stripped):
             verb, kind, modifiers = title
+            if len(runs) == MAX_RUNS:
+                raise ParseError(
+                    line.no,
+                    f"more than {MAX_RUNS} perftest runs in one file",
+                    f"at most {MAX_RUNS} runs per upload (split the file)",
+                )
             runs.append(_Run(line, verb, kind, modifiers, prelude=loose))
             loose = []
         elif runs and runs[-1].state == "rows" and _BANNER.match(line.stripped):
@@ -175,7 +202,10 @@ def parse(text: str) -> list[PerftestResult]:
 def _title(text: str) -> tuple[str, str, str] | None:
     """'RDMA_Write Bidirectional BW Test' -> ('RDMA_Write', 'BW', 'Bidirectional'), else None.
 
-    Word by word rather than one regex: a long garbage line must not cost quadratic time."""
+    Word by word rather than one regex: a long garbage line must not cost quadratic time, nor be
+    split into millions of words (a title is a handful of words)."""
+    if len(text) > _TITLE_MAX_CHARS:
+        return None
     words = text.split()
     if len(words) < 3 or words[0] not in _VERB_TO_TOOL or words[-1] != "Test":
         return None
@@ -191,10 +221,12 @@ def _read_run_line(run: _Run, line: Line) -> None:
     text = line.stripped
     if run.state == "settings" and DASHES.match(text):
         run.state = "addresses"
-    elif run.state == "settings" and _SETTING.search(line.text):
+    elif run.state == "settings" and len(line.text) <= _SETTING_MAX_CHARS and _SETTING.match(line.text):
         for key, value in key_values(line.text):
             run.settings[key] = value
             run.setting_lines[key] = line.no
+    elif run.state == "addresses" and _read_address_line(run, line.text):
+        pass
     elif text.startswith("#bytes"):
         run.columns = _read_columns(run, line)
         run.state = "rows"
@@ -202,6 +234,20 @@ def _read_run_line(run: _Run, line: Line) -> None:
         _read_table_line(run, line)
     elif _PROBLEM.search(text):
         run.errors.append(text)
+
+
+def _read_address_line(run: _Run, text: str) -> bool:
+    """Keeps the QPN of an address line, or the GID line under it; False for any other line."""
+    if address := _ADDRESS.match(text):
+        run.last_side = address["side"]
+        run.qpns[address["side"]].append(address["qpn"].lower())
+        return True
+    if (gid := _GID.match(text)) and run.last_side:
+        gids = run.gids[run.last_side]
+        if gid["gid"] not in gids:
+            gids.append(gid["gid"])
+        return True
+    return False
 
 
 def _read_table_line(run: _Run, line: Line) -> None:
@@ -315,6 +361,10 @@ def _finish(run: _Run) -> PerftestResult:
         use_cuda=bool(_CUDA_SIGNS.search(prelude)),
         gpu_name=match["name"] if (match := _GPU_NAME.search(prelude)) else None,
         duration_run=bool(_DURATION_RUN.search(prelude)),
+        local_qpns=run.qpns["local"],
+        remote_qpns=run.qpns["remote"],
+        local_gids=run.gids["local"],
+        remote_gids=run.gids["remote"],
         unit_printed=run.unit_printed,
         rows=run.rows,
         warnings=run.warnings,

@@ -8,6 +8,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from core.choices import FINISHED_JOB_STATUSES, JobStatus
+from delivery.evidence import evidence_changed_send
 
 from ..choices import FINISHED_RESULT_STATUSES, Verdict
 from ..kinds import kind_of
@@ -73,6 +74,7 @@ def _finalise(run: CheckRun) -> None:
     summary = ", ".join(f"{counts.get(v, 0)} {v}" for v in Verdict.values)
     for line in [*lines, f"finished: {summary}"]:
         run.append_log(line)
+    evidence_changed_send(project_id=run.project_id, what="check_run")  # the stage gates read its results
 
 
 def next_round_due(*, result_id: int) -> int | None:

@@ -18,6 +18,7 @@ from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
 from core.models import log_line
 from delivery.access import Capability, can
+from delivery.evidence import evidence_changed_send
 from delivery.models import Project
 
 from .. import criteria
@@ -325,3 +326,4 @@ def _finalise(window: SoakWindow, status: str, now: datetime, why: str) -> None:
     )
     summary = ", ".join(f"{verdicts.get(v, 0)} {v}" for v in Verdict.values)
     run.append_log(f"closed after {window.sweeps} sample(s): {why}; {summary}", at=now)
+    evidence_changed_send(project_id=run.project_id, what="soak")  # the soak stage's gate reads it

@@ -5,10 +5,12 @@ the views; the counts and changes are on the comparison row)."""
 from __future__ import annotations
 
 from django.db.models import Case, IntegerField, QuerySet, Value, When
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 
 from cabling.models import Cable
 from core.choices import JobStatus
+from core.filters import INT64_MAX
 from delivery.access import scope_to_user
 from delivery.models import Project
 
@@ -53,6 +55,8 @@ def topology_files(*, user, comparison: TopologyComparison) -> QuerySet[Topology
 
 
 def topology_file_detail(*, user, project: Project, comparison_pk: int, pk: int) -> TopologyFile:
+    if not 0 < comparison_pk <= INT64_MAX:  # a path's number past any id: no such file (SQLite would overflow)
+        raise Http404("No such comparison.")
     files = scope_to_user(TopologyFile.objects.filter(comparison__project=project), user, "comparison__project")
     return get_object_or_404(files, comparison_id=comparison_pk, pk=pk)
 

@@ -26,6 +26,7 @@ from cabling.services import cables_fabric_observe
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
 from delivery.access import Capability, can
+from delivery.evidence import evidence_changed_send
 from delivery.models import Project
 from inventory.services.identities import identities_record
 
@@ -236,3 +237,4 @@ def _record(comparison: TopologyComparison, result: Comparison, observation, pro
     )
     comparison.finish(counts=counts, changes=changes, notes=[*problems[:20], *observation.notes],
                       previous=previous, cables_changed=moved, finished_at=now)
+    evidence_changed_send(project_id=comparison.project_id, what="topology")  # the cabling gate reads it

@@ -16,11 +16,14 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
-from rest_framework import mixins, parsers, permissions, serializers, status, viewsets
+from rest_framework import mixins, parsers, serializers, status, viewsets
 from rest_framework.response import Response
 
+from core.api.parsers import BoundedJSONParser, BoundedMultiPartParser, BoundedRawParser
 from core.choices import JobStatus
 from delivery.access import Capability, project_to_write, scope_to_user
+from delivery.api.node_tokens import UserOrNodeToken
+from delivery.choices import NodeScope
 
 from ..choices import UploadSource
 from ..models import ToolUpload
@@ -30,13 +33,11 @@ TOOL_FIELD_CHOICES = ["auto", *UPLOAD_TOOLS]
 NOT_ALLOWED = "Your role in this project does not allow uploading tool outputs."
 
 
-class PlainTextParser(parsers.BaseParser):
-    """The body as bytes, exactly as sent: the stored file must be what the tool printed."""
+class PlainTextParser(BoundedRawParser):
+    """The body exactly as sent (the stored file must be what the tool printed), as a file: copied to disk
+    in chunks past a small size, refused (413) past UPLOAD_MAX_BYTES before the rest is read."""
 
     media_type = "text/plain"
-
-    def parse(self, stream, media_type=None, parser_context=None) -> bytes:
-        return stream.read() if stream is not None else b""
 
 
 class ToolUploadResultSerializer(serializers.Serializer):
@@ -109,7 +110,11 @@ def _is_raw_body(request) -> bool:
 def _content(request, fields) -> tuple[bytes, str | None]:
     """The output's bytes and file name, from the raw body, the multipart file or the JSON text."""
     if _is_raw_body(request):
-        return (request.data if isinstance(request.data, bytes) else b""), None  # DRF skips parsing empty bodies
+        body = request.data  # the spooled file; DRF skips parsing an empty body
+        if not hasattr(body, "read"):
+            return b"", None
+        with body:  # bounded by the parser: at most UPLOAD_MAX_BYTES
+            return body.read(), None
     if fields.get("file") is not None:
         upload = fields["file"]
         return upload.read(), upload.name
@@ -119,9 +124,10 @@ def _content(request, fields) -> tuple[bytes, str | None]:
 
 
 class ToolUploadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    permission_classes = [permissions.IsAuthenticated]  # create checks the project (404) and the role (403)
+    # People, or a node token with the uploads scope (create only); create checks the project (404) and role (403).
+    permission_classes = [UserOrNodeToken.for_scope(NodeScope.UPLOADS, actions=["create"])]
     write_capability = Capability.RUN_CHECKS
-    parser_classes = [parsers.JSONParser, parsers.MultiPartParser, parsers.FormParser, PlainTextParser]
+    parser_classes = [BoundedJSONParser, BoundedMultiPartParser, parsers.FormParser, PlainTextParser]
     queryset = ToolUpload.objects.none()  # for the schema; get_queryset scopes
     filterset_fields = ["status", "tool", "host"]
 
@@ -155,6 +161,9 @@ class ToolUploadViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         code = fields.initial_data.get("project") if hasattr(fields.initial_data, "get") else None
         project = project_to_write(request.user, code, self.write_capability, NOT_ALLOWED)
         fields.is_valid(raise_exception=True)  # without a project code it stops here
+        if project is None:  # a code sent as a JSON number (0, 12): the text the serializer read from it
+            project = project_to_write(request.user, fields.validated_data["project"], self.write_capability,
+                                       NOT_ALLOWED)
         data, filename = _content(request, fields.validated_data)
         upload = tool_upload_create(  # a refusal answers 400 naming the field (core.api.exceptions)
             project=project,

@@ -132,7 +132,7 @@ def tool_upload_create(
         device=device,
         tool_requested=tool,
         source=source,
-        requested_by=user,
+        requested_by=user if user.is_authenticated else None,  # a node token is nobody: its upload names its host
     )
     upload.file.save(name, ContentFile(data), save=False)
     upload.full_clean()

@@ -25,7 +25,7 @@ from delivery.models import Project
 from validation.choices import LinkState, TopologySource
 from validation.topology.reading import split_host_argument
 from validation.topology.selectors import comparison_json
-from validation.topology.services import TopologyInput, topology_compare_now
+from validation.topology.services import TopologyInput, max_file_bytes, topology_compare_now
 
 
 class Command(BaseCommand):
@@ -50,10 +50,7 @@ class Command(BaseCommand):
         inputs = []
         for argument in files:
             host, name = split_host_argument(argument)
-            try:
-                data = Path(name).read_bytes()
-            except OSError as error:
-                raise CommandError(f"{name}: cannot read the file: {error.strerror or error}") from None
+            data = _read_bounded(name)
             inputs.append(TopologyInput(name=Path(name).name, data=data, host=host))
         try:
             comparison = topology_compare_now(project=found, user=requested_by, inputs=inputs,
@@ -91,3 +88,17 @@ class Command(BaseCommand):
 
 def _dumps(data: dict) -> str:
     return json.dumps(data, indent=2, allow_nan=False)
+
+
+def _read_bounded(name: str) -> bytes:
+    """The file's bytes, refused once past the per-file limit without reading further (a 10 GB file or
+    /dev/zero costs one chunk over the limit, not the machine's memory)."""
+    limit = max_file_bytes()
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as error:
+        raise CommandError(f"{name}: cannot read the file: {error.strerror or error}") from None
+    if len(data) > limit:
+        raise CommandError(f"{name}: larger than {limit:,} bytes (TOPOLOGY_MAX_FILE_BYTES); nothing was compared.")
+    return data
