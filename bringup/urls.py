@@ -17,6 +17,7 @@ urlpatterns = [
     path("p/<str:code>/checks/", include("validation.urls")),
     path("p/<str:code>/uploads/", include("validation.uploads.urls")),
     path("p/<str:code>/stages/", include("delivery.roof.stage_urls")),
+    path("p/<str:code>/punch/", include("delivery.roof.punch_urls")),
     path("p/<str:code>/", include("inventory.urls")),
     path("", include("delivery.roof.urls")),
 ]

@@ -5,7 +5,8 @@ of the app: a fabric plan being previewed and applied, and a label sheet being r
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Upper
 from django.utils.text import slugify
 from simple_history.models import HistoricalRecords
 
@@ -61,6 +62,9 @@ class Cable(models.Model):
 
     class Meta:
         ordering = ["label"]
+        # The scan field and the search box look labels up whatever their case (cabling.search, `iexact`,
+        # which PostgreSQL runs as UPPER(label)): without this a scan reads every cable of the table.
+        indexes = [models.Index(F("project"), Upper("label"), name="cable_label_upper")]
         constraints = [
             models.UniqueConstraint(fields=["project", "label"], name="cable_label_unique_in_project"),
             models.CheckConstraint(condition=Q(length_m__gt=0), name="cable_length_positive"),

@@ -8,7 +8,8 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import Upper
 from simple_history.models import HistoricalRecords
 
 from core.choices import JobStatus
@@ -238,6 +239,12 @@ class Device(models.Model):
 
     class Meta:
         ordering = ["name"]
+        # What a scan or the search box looks up whatever its case (cabling.search, `iexact`: UPPER(...)).
+        indexes = [
+            models.Index(F("project"), Upper("name"), name="device_name_upper"),
+            models.Index(F("project"), Upper("serial"), name="device_serial_upper"),
+            models.Index(F("project"), Upper("asset_tag"), name="device_asset_tag_upper"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "name"], name="device_name_unique_in_project",
@@ -352,6 +359,7 @@ class Port(models.Model):
 
     class Meta:
         ordering = ["device", "id"]
+        indexes = [models.Index(F("device"), Upper("name"), name="port_name_upper")]  # a scanned port code
         constraints = [
             models.UniqueConstraint(fields=["device", "name"], name="port_name_unique_in_device"),
             models.CheckConstraint(
@@ -407,6 +415,7 @@ class Optic(models.Model):
 
     class Meta:
         ordering = ["part_number", "serial"]
+        indexes = [models.Index(F("project"), Upper("serial"), name="optic_serial_upper")]  # a scanned serial
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "serial"], name="optic_serial_unique_in_project",

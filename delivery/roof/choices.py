@@ -26,3 +26,40 @@ class StageWork(models.TextChoices):
 # The gate of a stage whose items people confirm by hand (network configuration, custom stages): the roof
 # computes it from the stage's checklist, not from the registry (delivery.gates).
 CHECKLIST_GATE = "checklist"
+
+
+class PunchSeverity(models.TextChoices):
+    CRITICAL = "critical", "Critical"
+    MAJOR = "major", "Major"
+    MINOR = "minor", "Minor"
+
+
+class PunchStatus(models.TextChoices):
+    """Where a punch item stands. "Verified" is never set by hand: the sync (delivery.roof.punch) moves a
+    fixed item there when a later check or comparison of its object passes."""
+
+    OPEN = "open", "Open"
+    IN_PROGRESS = "in_progress", "In progress"
+    FIXED = "fixed", "Fixed (awaiting a passing re-check)"
+    VERIFIED = "verified", "Verified"
+    WONT_FIX = "wont_fix", "Won't fix"
+
+
+# Items still to be worked on (the ones a new fault of the same fingerprint does not duplicate).
+UNRESOLVED_PUNCH_STATUSES = frozenset({PunchStatus.OPEN, PunchStatus.IN_PROGRESS, PunchStatus.FIXED})
+
+
+class PunchObjectKind(models.TextChoices):
+    DEVICE = "device", "Device"
+    PORT = "port", "Port"
+    CABLE = "cable", "Cable"
+    OPTIC = "optic", "Optic"
+    NODE_PAIR = "node_pair", "Node pair"
+    CHECK_RESULT = "check_result", "Check result"
+    MISWIRE = "miswire", "Miswire (topology comparison)"
+
+
+class PunchSource(models.TextChoices):
+    MANUAL = "manual", "Opened by hand"
+    CHECK_RESULT = "check_result", "A failed check result"
+    TOPOLOGY = "topology", "A topology comparison"

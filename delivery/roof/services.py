@@ -28,6 +28,7 @@ from delivery.models import Membership, Project
 
 from .choices import CHECKLIST_GATE, SATISFIED_STAGE_STATUSES, StageStatus
 from .models import RESERVED_KEYS, ChecklistItem, GateRecompute, Stage, StageTemplate, Waiver, stage_list_errors
+from .punch import punch_items_sync_from_evidence
 from .stage_data import DEFAULT_STAGES, DEFAULT_TEMPLATE_DESCRIPTION, DEFAULT_TEMPLATE_NAME
 from .work import STAGE_RUNNERS, work_start
 
@@ -334,12 +335,17 @@ def gates_recompute_request(*, project_id: int) -> bool:
 
 def gates_recompute_run(*, project_id: int) -> list[Stage]:
     """The task's body: clear the pending flag first (evidence arriving while this computes queues the next
-    run), then recompute. Safe to run twice: a second run stores the same outcomes and reopens nothing new."""
+    run), then recompute, then sync the punch list from the same evidence. Safe to run twice: a second
+    run stores the same outcomes and reopens nothing new."""
     GateRecompute.objects.filter(project_id=project_id).update(pending=False)
     project = Project.objects.filter(pk=project_id).first()
     if project is None:
         return []
-    return gates_recompute(project=project)
+    regressed = gates_recompute(project=project)
+    # The same evidence opens and verifies punch items (delivery.roof.punch); after the gates, in its own
+    # transaction, so a punch list problem never holds back the stages.
+    punch_items_sync_from_evidence(project=project)
+    return regressed
 
 
 def _checklist_outcomes(stages: list[Stage]) -> dict[int, GateOutcome]:

@@ -84,3 +84,31 @@ def test_queries_do_not_grow_with_the_project(fabric, manager, add_cables):
     before = count_queries(run)
     add_cables(fabric.project, 40)
     assert count_queries(run) == before
+
+
+@pytest.mark.django_db
+def test_every_lookup_the_resolver_makes_has_its_expression_index():
+    """On PostgreSQL, `iexact` runs as UPPER(column::text): each lookup a scan makes has the index on that
+    very expression (a plain index on the column cannot serve it: a scan would read the whole table)."""
+    from django.db import connection
+
+    from cabling.models import Cable
+    from inventory.models import Device, Optic, Port
+
+    if connection.vendor != "postgresql":
+        pytest.skip("expression indexes are checked on PostgreSQL")
+    lookups = {
+        "cable_label_upper": Cable.objects.filter(project_id=1, label__iexact="c00417"),
+        "device_name_upper": Device.objects.filter(project_id=1, name__iexact="gpu-001"),
+        "device_serial_upper": Device.objects.filter(project_id=1, serial__iexact="sn1"),
+        "device_asset_tag_upper": Device.objects.filter(project_id=1, asset_tag__iexact="at1"),
+        "port_name_upper": Port.objects.filter(device_id=1, name__iexact="p17"),
+        "optic_serial_upper": Optic.objects.filter(project_id=1, serial__iexact="mt1"),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexname, indexdef FROM pg_indexes WHERE indexname = ANY(%s)", [list(lookups)])
+        definitions = dict(cursor.fetchall())
+    for index, queryset in lookups.items():
+        column = str(queryset.query).split("UPPER(", 1)[1].split(")", 1)[0].split(".")[-1].strip('"')
+        column = column.replace('"::text', "").replace("::text", "")
+        assert f"upper(({column})::text)" in definitions.get(index, ""), (index, definitions.get(index))

@@ -23,6 +23,8 @@ EXPECTED_BY_PREFIX = {
     "ibdiagnet_": "ibdiagnet",
 }
 FIXTURE_FILES = sorted(FIXTURES.glob("*.txt"))
+# Real samples the parser must refuse (SOURCES.md says why): detected, then a ParseError with the line.
+REFUSED = {"ib_write_bw_06_roce_hns_server_client_interleaved.txt": 11}
 
 
 def expected_tool(path):
@@ -32,7 +34,7 @@ def expected_tool(path):
 def test_every_fixture_names_its_source():
     sources = (FIXTURES / "SOURCES.md").read_text()
     names = sorted(p.name for p in FIXTURES.iterdir() if p.name != "SOURCES.md")
-    assert len(FIXTURE_FILES) == 34 and len(names) == 36
+    assert len(FIXTURE_FILES) == 36 and len(names) == 38
     assert [name for name in names if f"| {name} |" not in sources] == []
 
 
@@ -40,6 +42,11 @@ def test_every_fixture_names_its_source():
 def test_detection_picks_the_tool_and_the_file_parses(path):
     text = path.read_text()
     assert detect_tool(text) == expected_tool(path)
+    if path.name in REFUSED:
+        with pytest.raises(ParseError) as refused:
+            parse(text)
+        assert refused.value.line_no == REFUSED[path.name]
+        return
     results = parse(text)
     assert results and all(result.tool == expected_tool(path) for result in results)
 

@@ -235,3 +235,32 @@ def test_hostile_inputs_are_refused_quickly():
     with pytest.raises(ParseError, match="no perftest run found"):
         perftest.parse("RDMA_Write BW Test " * 500_000)  # one 10 MB line is no title
     assert time.perf_counter() - started < 20
+
+
+def test_ib_write_bw_05_old_perftest_mlx4_client_then_server_indented_in_a_doc():
+    # perftest of the ConnectX-3 era: no "PCIe relax order" / "ibv_wr* API" lines, MB/sec columns,
+    # and every line indented by four spaces (an rst literal block).
+    client, server = perftest.parse(read("ib_write_bw_05_old_mlx4_fdr_client_then_server_indented.txt"))
+    assert (client.role, server.role) == ("client", "server")
+    for result in (client, server):
+        assert (result.test, result.device, result.link_type, result.qps) == ("ib_write_bw", "mlx4_0", "IB", 1)
+        assert (result.mtu_bytes, result.rdma_cm, result.unit_printed) == (2048, False, "MB/sec")
+        [row] = result.rows
+        assert (row.bytes, row.iterations, row.msg_rate_mpps) == (65536, 5000, 0.096540)
+        assert row.bw_peak_gbps == pytest.approx(6034.72 * MIB_TO_GBITS)
+        assert row.bw_avg_gbps == pytest.approx(6033.76 * MIB_TO_GBITS)
+        assert result.failed is False
+    assert client.tx_depth == 128 and server.tx_depth is None
+    # Each side's local QP is the other's remote one (same QPN 0x0a1b on both hosts).
+    assert client.local_qpns == client.remote_qpns == server.local_qpns == ["0x0a1b"]
+
+
+def test_ib_write_bw_06_interleaved_server_and_client_output_is_refused_at_the_repeated_setting():
+    # Both started with '&' in one terminal: their header lines alternate. Reading on would merge the
+    # two runs into one with two local QPNs for "Number of qps : 1".
+    with pytest.raises(ParseError) as refused:
+        perftest.parse(read("ib_write_bw_06_roce_hns_server_client_interleaved.txt"))
+    assert refused.value.line_no == 11
+    assert refused.value.message == (
+        "setting 'Dual-port' printed twice in one run: server and client output are interleaved"
+    )

@@ -223,6 +223,15 @@ def _read_run_line(run: _Run, line: Line) -> None:
         run.state = "addresses"
     elif run.state == "settings" and len(line.text) <= _SETTING_MAX_CHARS and _SETTING.match(line.text):
         for key, value in key_values(line.text):
+            if key in run.settings:
+                # perftest prints each setting once per run. A repeat means two processes wrote to one
+                # terminal at once (server and client started with '&'): their lines are interleaved
+                # and cannot be told apart, so reading on would mix the two runs into one.
+                raise ParseError(
+                    line.no,
+                    f"setting '{key}' printed twice in one run: server and client output are interleaved",
+                    "the server's and the client's output captured separately, one after the other",
+                )
             run.settings[key] = value
             run.setting_lines[key] = line.no
     elif run.state == "addresses" and _read_address_line(run, line.text):

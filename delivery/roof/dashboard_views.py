@@ -1,0 +1,52 @@
+"""The project dashboard (/p/<code>/dashboard/) and the portfolio (/projects/).
+
+Every member reads the dashboard; a customer reads it without the floor's internals (who scanned what
+today: the totals stay), so what the customer sees is the delivery's progress, not the people's day.
+Outsiders get 404 (delivery.access.ProjectViewMixin). The portfolio lists the projects the user sees."""
+
+from __future__ import annotations
+
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.urls import reverse
+from django.views.generic import TemplateView
+
+from cabling.exports.fabric_svg import rack_heatmap_svg
+from delivery.access import ProjectViewMixin
+from delivery.choices import Role
+
+from .charts import burnup_svg
+from .dashboard import burnup_rows, portfolio, project_dashboard
+from .project_create import may_create_projects
+
+HEATMAP_STAGE = "verified"  # what the heat map colours: the share of each rack's cables verified
+
+
+class DashboardView(ProjectViewMixin, TemplateView):
+    template_name = "delivery/dashboard/dashboard.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        project = self.project
+        internal = self.role != Role.CUSTOMER
+        board = project_dashboard(user=self.request.user, project=project, show_people=internal)
+        context.update(
+            board=board,
+            internal=internal,
+            heatmap=rack_heatmap_svg(board.floor.racks, stage=HEATMAP_STAGE,
+                                     rack_url=lambda pk: reverse("inventory:rack-detail", args=[project.code, pk])),
+            burnup=burnup_svg(board.series, today=board.today, target=project.target_date, first=board.first_day,
+                              title=f"Burn-up of {project.code}: cables verified and links passing"),
+            burnup_rows=burnup_rows(board.series),
+            series=[(s, s.recent(board.today), board.forecasts[s.name]) for s in board.series],
+        )
+        return context
+
+
+class PortfolioView(LoginRequiredMixin, TemplateView):
+    template_name = "delivery/dashboard/portfolio.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["rows"] = portfolio(user=self.request.user)
+        context["can_create"] = may_create_projects(self.request.user)
+        return context
