@@ -8,6 +8,7 @@ from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
 from cabling.models import Cable
+from core.filters import FilterSet as BoundedFilterSet
 from delivery.access import project_role, scope_to_user
 from delivery.choices import Role
 from delivery.models import Project
@@ -69,7 +70,7 @@ def punch_object_label(*, project: Project, kind: str, object_id) -> str | None:
     return label(obj)[:255] if obj is not None else None
 
 
-class PunchItemFilterSet(django_filters.FilterSet):
+class PunchItemFilterSet(BoundedFilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Title or object")
     status = django_filters.ChoiceFilter(choices=PunchStatus.choices)
     severity = django_filters.ChoiceFilter(choices=PunchSeverity.choices)

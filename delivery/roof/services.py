@@ -298,7 +298,7 @@ def checklist_item_confirm(*, item: ChecklistItem, user) -> ChecklistItem:
     """A technician or manager confirms one checklist item (who and when); confirmed once."""
     project = item.stage.project
     _require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow confirming items.")
-    item = ChecklistItem.objects.select_for_update().select_related("confirmed_by").get(pk=item.pk)
+    item = ChecklistItem.objects.select_for_update(of=("self",)).select_related("confirmed_by").get(pk=item.pk)
     if item.confirmed_at is not None:
         who = item.confirmed_by.get_username() if item.confirmed_by else "someone"
         raise ValidationError(f"“{item.text}” was already confirmed by {who} at "
