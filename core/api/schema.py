@@ -40,4 +40,9 @@ def add_error_responses(result, generator, request, public):
                 operation["responses"].setdefault(
                     code, {"description": description, "content": {"application/json": {"schema": _REF[component]}}}
                 )
+            if method == "delete":  # a row others still use is kept, and the answer names them
+                operation["responses"].setdefault("409", {
+                    "description": "Still in use: the answer names what uses it.",
+                    "content": {"application/json": {"schema": _REF["Error"]}},
+                })
     return result
