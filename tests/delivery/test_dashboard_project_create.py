@@ -16,6 +16,15 @@ from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def default_template():
+    """The default template a data migration loads. A browser test's database flush on the same worker
+    (transactional tests empty every table) takes migration rows with it, so it is made sure of here."""
+    from delivery.roof.services import stage_template_default
+
+    return stage_template_default()
+
 URL = "/projects/new/"
 
 
