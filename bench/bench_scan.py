@@ -102,8 +102,9 @@ RESOLVER_INDEXES = {
 
 
 def database_ready() -> None:
-    """The resolver's indexes (made if the migrations lack them), and fresh planner statistics: a site's
-    autovacuum gathers them soon after a bulk load; the bench does not wait for it."""
+    """The resolver's expression indexes (in the migrations since cabling 0007 and inventory 0008; made here
+    only for a database from before them), and fresh planner statistics: a site's autovacuum gathers them
+    soon after a bulk load; the bench does not wait for it."""
     from django.db import connection
 
     with connection.cursor() as cursor:
@@ -113,7 +114,7 @@ def database_ready() -> None:
         for name in missing:
             cursor.execute(f'CREATE INDEX "{name}" {RESOLVER_INDEXES[name]}')
         if missing:
-            print(f"made the resolver's indexes the migrations lack: {', '.join(missing)}")
+            print(f"made the resolver's indexes this database lacked: {', '.join(missing)}")
         cursor.execute("ANALYZE")
 
 

@@ -20,6 +20,8 @@ its view lives in: a route with URL kwargs and no sample fails the matrix with t
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -239,3 +241,32 @@ def build_world() -> World:
             queries |= getattr(module, "QUERIES", {})
     return World(project=project, other_project=other_project, users=users, samples=collect_samples(project),
                  other_samples=collect_samples(other_project), queries=queries)
+
+
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@contextmanager
+def world_for_module(django_db_blocker, tmp_path_factory, name: str) -> Iterator:
+    """The world built once for a test module, inside a transaction rolled back at its end, with its own
+    media root (the samples' files live there), fast password hashing and Celery tasks run in place."""
+    from django.db import transaction
+    from django.test import override_settings
+
+    from bringup.celery import app
+
+    media_root = tmp_path_factory.mktemp(f"{name}-media")
+    eager = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        with (
+            django_db_blocker.unblock(),
+            override_settings(MEDIA_ROOT=str(media_root), PASSWORD_HASHERS=FAST_HASHERS),
+            transaction.atomic(),
+        ):
+            built = build_world()
+            built.media_root = media_root
+            yield built
+            transaction.set_rollback(True)
+    finally:
+        app.conf.task_always_eager = eager

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlencode
 
 import pytest
-from django.db import transaction
-from django.test import Client, override_settings
+from django.test import Client
 from django.urls import NoReverseMatch, reverse
 from rest_framework.test import APIClient
 
@@ -35,38 +34,22 @@ from tests.access_world import (
     Route,
     all_routes,
     api_routes,
-    build_world,
     page_routes,
     role_can,
+    world_for_module,
 )
 
 pytestmark = pytest.mark.django_db
 
 NO_SUCH_PROJECT = "NO-SUCH-PROJECT"
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker, tmp_path_factory):
     """Built once for the module inside a transaction rolled back at its end; each test runs in its own
     savepoint, so the writes of one test are gone before the next."""
-    from bringup.celery import app
-
-    media_root = tmp_path_factory.mktemp("matrix-media")
-    eager = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with (
-            django_db_blocker.unblock(),
-            override_settings(MEDIA_ROOT=str(media_root), PASSWORD_HASHERS=FAST_HASHERS),
-            transaction.atomic(),
-        ):
-            built = build_world()
-            built.media_root = media_root
-            yield built
-            transaction.set_rollback(True)
-    finally:
-        app.conf.task_always_eager = eager
+    with world_for_module(django_db_blocker, tmp_path_factory, "matrix") as built:
+        yield built
 
 
 @pytest.fixture(autouse=True)

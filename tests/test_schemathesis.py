@@ -16,17 +16,15 @@ import time
 import pytest
 from django.core.handlers.wsgi import WSGIHandler
 from django.core.signals import request_finished, request_started
-from django.db import close_old_connections, transaction
-from django.test import override_settings
+from django.db import close_old_connections
 
-from tests.access_world import build_world
+from tests.access_world import world_for_module
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db]
 
 ON_POSTGRES = os.environ.get("DATABASE_URL", "").startswith(("postgres://", "postgresql://"))
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
 MAX_EXAMPLES = int(os.environ.get("SCHEMATHESIS_MAX_EXAMPLES", "3"))  # per operation and mode
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 SCHEMA_PATH = "/api/schema/?format=json"
 
 if not (ON_POSTGRES or REQUIRE_SERVICES):
@@ -50,23 +48,8 @@ CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker, tmp_path_factory):
     """One project with one row of each kind, built once and rolled back at the end."""
-    from bringup.celery import app
-
-    media_root = tmp_path_factory.mktemp("schemathesis-media")
-    eager = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with (
-            django_db_blocker.unblock(),
-            override_settings(MEDIA_ROOT=str(media_root), PASSWORD_HASHERS=FAST_HASHERS),
-            transaction.atomic(),
-        ):
-            built = build_world()
-            built.media_root = media_root
-            yield built
-            transaction.set_rollback(True)
-    finally:
-        app.conf.task_always_eager = eager
+    with world_for_module(django_db_blocker, tmp_path_factory, "schemathesis") as built:
+        yield built
 
 
 @pytest.fixture

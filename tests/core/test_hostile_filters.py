@@ -16,15 +16,14 @@ import django_filters
 import pytest
 from django import forms
 from django.conf import settings
-from django.db import transaction
-from django.test import Client, override_settings
+from django.test import Client
 from django.urls import get_resolver, reverse
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.request import Request
 from rest_framework.test import APIClient, APIRequestFactory
 
 from core.filters import FilterSet
-from tests.access_world import api_routes, build_world, page_routes
+from tests.access_world import api_routes, page_routes, world_for_module
 
 pytestmark = pytest.mark.django_db
 
@@ -33,7 +32,6 @@ PROJECT_APPS = ("core", "delivery", "inventory", "cabling", "validation")
 OUT_OF_RANGE = ("1e30", "99999999999999999999", "nan", "NaN", "inf", "1.5")
 NEGATIVE = "-1"  # refused where the filter's minimum is 0 or 1 (ids, planes, speeds), taken elsewhere
 HUGE_ID = "99999999999999999999"
-FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _subclasses(cls):
@@ -74,23 +72,8 @@ def hostile_values(filterset_class, name: str) -> list[tuple[str, bool]]:
 
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker, tmp_path_factory):
-    from bringup.celery import app
-
-    media_root = tmp_path_factory.mktemp("hostile-filters-media")
-    eager = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        with (
-            django_db_blocker.unblock(),
-            override_settings(MEDIA_ROOT=str(media_root), PASSWORD_HASHERS=FAST_HASHERS),
-            transaction.atomic(),
-        ):
-            built = build_world()
-            built.media_root = media_root
-            yield built
-            transaction.set_rollback(True)
-    finally:
-        app.conf.task_always_eager = eager
+    with world_for_module(django_db_blocker, tmp_path_factory, "hostile-filters") as built:
+        yield built
 
 
 @pytest.fixture(autouse=True)
