@@ -33,6 +33,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -289,7 +290,15 @@ class SnapshotRecords:
 
 def _records(source: IO[bytes]) -> Iterator[dict]:
     with gzip.GzipFile(fileobj=source, mode="rb") as lines:
-        for number, line in enumerate(lines, start=1):
+        number = 0
+        while True:
+            try:
+                line = lines.readline()
+            except (EOFError, OSError, zlib.error) as error:  # cut short, or not gzip at all
+                raise SnapshotError(f"Snapshot after line {number}: the file is damaged ({error}).") from None
+            if not line:
+                return
+            number += 1
             try:
                 record = json.loads(line)
             except ValueError as error:

@@ -129,3 +129,13 @@ def test_chart_data_round_trips():
     data = _written(Section(title="S", blocks=[Chart(kind="k", title="T", data={"bins": [1, 2]}, caption="c")]))
     chart = next(next(read_snapshot(io.BytesIO(data)).sections).blocks)
     assert (chart.kind, chart.data, chart.caption) == ("k", {"bins": [1, 2]}, "c")
+
+
+def test_a_gzip_cut_short_or_not_gzip_is_refused():
+    data = sample_snapshot(cables=200)
+    with pytest.raises(SnapshotError, match="damaged"):
+        for section in read_snapshot(io.BytesIO(data[: len(data) // 2])).sections:
+            for _ in section.blocks:
+                pass
+    with pytest.raises(SnapshotError, match="damaged"):
+        read_snapshot(io.BytesIO(b"plain text, not gzip"))
