@@ -11,5 +11,7 @@ class CablingConfig(AppConfig):
         # eager run in the web process finds them too.
         from . import tasks  # noqa: F401
         from .panels import register
+        from .report_sections import register as register_report_sections
 
         register()  # the ports panel of a device's page (inventory shows it without importing cabling)
+        register_report_sections()  # the report's topology section and its fabric chart (delivery.reports)

@@ -420,7 +420,17 @@ def fabric_links(*, user, project: Project, network: str | None = None) -> Query
     with the link's plane (the B port's, else the cable's, else the A port's: a node lane knows its plane)
     and the cable's state in the latest fabric comparison (blank: never seen). The A end is a JOIN, not a
     subquery per row: the figures aggregate over every link of a 24,576-cable fabric."""
-    links = scope_to_user(CableEnd.objects.all(), user, "cable__project").filter(cable__project=project, side=Side.B)
+    return _links_of(scope_to_user(CableEnd.objects.all(), user, "cable__project"), project, network)
+
+
+def report_fabric_links(*, project: Project, network: str | None = None) -> QuerySet[CableEnd]:
+    """The links of `fabric_links` for the acceptance report (cabling.report_sections), whose provider is
+    handed the project alone: the roof has already checked who may read the report."""
+    return _links_of(CableEnd.objects.all(), project, network)
+
+
+def _links_of(ends: QuerySet[CableEnd], project: Project, network: str | None) -> QuerySet[CableEnd]:
+    links = ends.filter(cable__project=project, side=Side.B)
     if network:
         links = links.filter(cable__network=network)
     return links.annotate(

@@ -10,5 +10,7 @@ class InventoryConfig(AppConfig):
         # process, not only in a worker (which autodiscovers them).
         from . import tasks  # noqa: F401
         from .gates import register as register_gates
+        from .report_sections import register as register_report_sections
 
         register_gates()  # site readiness and racking (delivery.gates: the roof's stages read them)
+        register_report_sections()  # the acceptance report's inventory section (delivery.reports)

@@ -15,8 +15,12 @@ class ValidationConfig(AppConfig):
 
         from . import tasks  # noqa: F401
         from .gates import register as register_gates
+        from .report_sections import register as register_report_sections
 
         register_gates()  # cabling, OS and drivers, link checks, benchmarks, soak (delivery.gates)
+        # The acceptance report's topology comparison, link health, bandwidth, NCCL and soak sections and
+        # their chart drawers (delivery.reports).
+        register_report_sections()
 
         register_panel("cabling.cable", Panel(
             key="fabric",

@@ -274,6 +274,20 @@ def histogram_svg(
     width: float = 720,
     height: float = 260,
 ) -> str:
+    drawing = histogram_drawing(bins, thresholds=thresholds, x_title=x_title, width=width, height=height)
+    return render(drawing, title=title, css_class="histogram")
+
+
+def histogram_drawing(
+    bins: Sequence[Bin],
+    *,
+    thresholds: Sequence[Threshold] = (),
+    x_title: str = "Gb/s",
+    y_title: str = "targets",
+    width: float = 720,
+    height: float = 260,
+) -> Drawing:
+    """Counts per bin as bars on a linear axis, with threshold lines (fail, warn, line rate) across it."""
     drawing = Drawing(width, height)
     plot = Plot(left=44, bottom=34, right=width - 12, top=height - 34)
     lo, hi = bins[0].lo, bins[-1].hi
@@ -291,10 +305,10 @@ def histogram_svg(
     for t in thresholds:
         _vline(drawing, x.at(t.value), plot.bottom, plot.top, "threshold", THRESHOLD_COLOURS[t.level],
                level=t.level, value=t.value)
-    _axis_titles(drawing, plot, x_title, "targets")
+    _axis_titles(drawing, plot, x_title, y_title)
     _legend(drawing, plot.right, plot.top + 6,
             [("measured", BAR_COLOUR)] + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
-    return render(drawing, title=title, css_class="histogram")
+    return drawing
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -320,6 +334,16 @@ def heatmap_svg(
     title: str,
     unit: str = "Gb/s",
 ) -> str:
+    return render(heatmap_drawing(nodes, cells, flags=flags, unit=unit), title=title, css_class="heatmap")
+
+
+def heatmap_drawing(
+    nodes: Sequence[str],
+    cells: Mapping[tuple[str, str], float | None],
+    *,
+    flags: Mapping[tuple[str, str], str] | None = None,
+    unit: str = "Gb/s",
+) -> Drawing:
     """Node x node, one cell per measured pair in the lower triangle (row below column in `nodes`
     order; a pair given either way round lands in the same cell). A cell's colour runs from light (the
     slowest pair) to dark (the fastest); flagged pairs (`flags`: pair -> "fail" or "warn") are filled
@@ -364,7 +388,7 @@ def heatmap_svg(
     _legend(drawing, width - 8, legend_y - 16, [("flagged: fail", FAIL_COLOUR),
                                                 ("flagged: slow or uneven", WARN_COLOUR),
                                                 ("not measured", MISSING_COLOUR)])
-    return render(drawing, title=title, css_class="heatmap")
+    return drawing
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -396,7 +420,21 @@ def nccl_curve_svg(
     height: float = 280,
 ) -> str:
     """Bus bandwidth (GB/s) against message size on a log x axis, with the profile's figures as lines."""
+    drawing = nccl_curves_drawing({"busbw": points}, thresholds=thresholds, width=width, height=height)
+    return render(drawing, title=title, css_class="nccl-curve")
+
+
+def nccl_curves_drawing(
+    series: Mapping[str, Sequence[tuple[int, float]]],
+    *,
+    thresholds: Sequence[Threshold] = (),
+    width: float = 720,
+    height: float = 280,
+) -> Drawing:
+    """One line per named series of (message size, bus bandwidth) points; points of several series carry
+    their series' name (data-series)."""
     drawing = Drawing(width, height)
+    points = [point for curve in series.values() for point in curve]
     plot = Plot(left=50, bottom=34, right=width - 14, top=height - 34)
     sizes = [max(int(s), 1) for s, _ in points] or [1, 2]
     lo, hi = min(sizes), max(max(sizes), min(sizes) * 2)
@@ -409,14 +447,17 @@ def nccl_curve_svg(
     for t in thresholds:
         _hline(drawing, plot.left, plot.right, y.at(t.value), "threshold", THRESHOLD_COLOURS[t.level],
                level=t.level, value=t.value)
-    placed = [(x.at(max(int(s), 1)), y.at(bw)) for s, bw in points]
-    _series_line(drawing, placed, BAR_COLOUR)
-    for (size, busbw), (px, py) in zip(points, placed, strict=True):
-        _point(drawing, px, py, BAR_COLOUR, size=int(size), value=busbw)
+    named = len(series) > 1
+    for (name, curve), colour in zip(series.items(), SERIES_COLOURS * 4, strict=False):
+        placed = [(x.at(max(int(s), 1)), y.at(bw)) for s, bw in curve]
+        _series_line(drawing, placed, colour)
+        for (size, busbw), (px, py) in zip(curve, placed, strict=True):
+            _point(drawing, px, py, colour, **({"series": name} if named else {}), size=int(size), value=busbw)
     _axis_titles(drawing, plot, "message size (log scale)", "bus bandwidth, GB/s")
     _legend(drawing, plot.right, plot.top + 6,
-            [("busbw", BAR_COLOUR)] + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
-    return render(drawing, title=title, css_class="nccl-curve")
+            [(name, colour) for name, colour in zip(series, SERIES_COLOURS * 4, strict=False)]
+            + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
+    return drawing
 
 
 def timeline_svg(
@@ -432,6 +473,21 @@ def timeline_svg(
 ) -> str:
     """Readings in the order they were taken (evenly spaced, first and last labelled), one line per
     series; on a log axis values below the floor sit on it."""
+    drawing = timeline_drawing(labels, series, log=log, thresholds=thresholds, y_title=y_title, width=width,
+                               height=height)
+    return render(drawing, title=title, css_class="timeline")
+
+
+def timeline_drawing(
+    labels: Sequence[str],
+    series: Mapping[str, Sequence[float | None]],
+    *,
+    log: bool = False,
+    thresholds: Sequence[Threshold] = (),
+    y_title: str = "",
+    width: float = 520,
+    height: float = 200,
+) -> Drawing:
     drawing = Drawing(width, height)
     plot = Plot(left=50, bottom=34, right=width - 14, top=height - 34)
     count = max(len(labels), 1)
@@ -472,7 +528,7 @@ def timeline_svg(
     _legend(drawing, plot.right, plot.top + 6,
             [(name, colour) for name, colour in zip(series, SERIES_COLOURS * 4, strict=False)]
             + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
-    return render(drawing, title=title, css_class="timeline")
+    return drawing
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -502,6 +558,19 @@ def ber_svg(
     """One bar per port rising from the axis floor to its BER on a log scale (higher is worse), coloured
     by the level it reaches; a port that reported no BER gets a grey stub. Port names are printed under
     the bars when there are at most `label_limit` of them."""
+    drawing = ber_drawing(ports, warn=warn, fail=fail, label_limit=label_limit, width=width, height=height)
+    return render(drawing, title=title, css_class="ber")
+
+
+def ber_drawing(
+    ports: Sequence[tuple[str, float | None]],
+    *,
+    warn: float,
+    fail: float,
+    label_limit: int = 48,
+    width: float = 900,
+    height: float = 280,
+) -> Drawing:
     labelled = len(ports) <= label_limit
     bottom = 34 + (0.55 * FONT_SIZE * max((len(p) for p, _ in ports), default=0) if labelled else 0)
     drawing = Drawing(width, height + (bottom - 34))
@@ -531,7 +600,7 @@ def ber_svg(
     _legend(drawing, plot.right, plot.top + 6,
             [("pass", PASS_COLOUR), ("warn", WARN_COLOUR), ("fail", FAIL_COLOUR), (f"warn {fmt_sci(warn)}",
              WARN_COLOUR), (f"fail {fmt_sci(fail)}", FAIL_COLOUR)])
-    return render(drawing, title=title, css_class="ber")
+    return drawing
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -564,6 +633,10 @@ def dom_svg(series: Sequence[DomSeries], *, margin: float, title: str, width: fl
             height: float = 240) -> str:
     """A panel per series (Rx power, Tx power): a point per lane against the module's low and high
     limits (fail lines) and the profile's margin inside them (warn lines)."""
+    return render(dom_drawing(series, margin=margin, width=width, height=height), title=title, css_class="dom")
+
+
+def dom_drawing(series: Sequence[DomSeries], *, margin: float, width: float = 640, height: float = 240) -> Drawing:
     drawing = Drawing(width, height)
     values = [v for s in series for v in s.lanes if v is not None]
     bounds = [b for s in series if s.limits for b in s.limits]
@@ -594,7 +667,7 @@ def dom_svg(series: Sequence[DomSeries], *, margin: float, title: str, width: fl
                        level=level)
         drawing.add(_text(plot.left, plot.top + 8, f"{s.name}, dBm"))
     _legend(drawing, width - 14, height - 14, [("module limit", FAIL_COLOUR), ("margin", WARN_COLOUR)])
-    return render(drawing, title=title, css_class="dom")
+    return drawing
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -612,6 +685,10 @@ class StateBar:
 def state_bars_svg(bars: Sequence[StateBar], *, title: str, width: float = 640) -> str:
     """One horizontal bar per state, on a logarithmic scale: a fabric of 1,700 links with one miswire must
     show the miswire too. Each bar carries its count (data-count) and prints it."""
+    return render(state_bars_drawing(bars, width=width), title=title, css_class="states")
+
+
+def state_bars_drawing(bars: Sequence[StateBar], *, width: float = 640) -> Drawing:
     row = 26
     height = 30 + row * len(bars)
     drawing = Drawing(width, height)
@@ -626,4 +703,185 @@ def state_bars_svg(bars: Sequence[StateBar], *, title: str, width: float = 640) 
                          state=bar.state, count=bar.count))
         drawing.add(_text(plot.left + length + 6, y + 5, f"{bar.count:,}", fill="#1d2430"))
     drawing.add(_text(plot.left, height - 12, "links per state (logarithmic scale)"))
-    return render(drawing, title=title, css_class="states")
+    return drawing
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ports per BER decade (the acceptance report's BER chart: a histogram, not a bar per port)
+
+
+@dataclass(frozen=True)
+class DecadeSeries:
+    """How many ports fall in each decade [10^k, 10^(k+1)) of `decades`, and below the floor (10^decades[0],
+    where mlxlink's 1.5e-254 for "no errors" lands)."""
+
+    name: str
+    below_floor: int
+    counts: Sequence[int]
+
+
+def ber_decade(value: float) -> int:
+    """The decade k with 10^k <= value < 10^(k+1)."""
+    return math.floor(math.log10(value) + 1e-12)
+
+
+def ber_decades_drawing(
+    decades: Sequence[int],
+    series: Sequence[DecadeSeries],
+    *,
+    thresholds: Sequence[Threshold] = (),
+    width: float = 520,
+    height: float = 240,
+) -> Drawing:
+    """A group of bars per decade (one bar per series), the first group for the values below the floor;
+    threshold lines sit at their value inside their decade. Decade labels read bottom to top."""
+    drawing = Drawing(width, height)
+    labels = [f"< {fmt_sci(10.0 ** decades[0])}" if decades else "< floor"] + [fmt_sci(10.0**k) for k in decades]
+    bottom = 20 + 0.56 * FONT_SIZE * max(len(label) for label in labels)
+    plot = Plot(left=44, bottom=bottom, right=width - 12, top=height - 34)
+    groups = [[s.below_floor, *list(s.counts)] for s in series]
+    top = nice_ceiling(max([count for group in groups for count in group] + [1]))
+    y = Scale(0, top, plot.bottom, plot.top)
+    _frame(drawing, plot)
+    _y_ticks(drawing, plot, y, [t for t in linear_ticks(0, top) if t == int(t)], lambda v: f"{v:.0f}")
+    slot = plot.width / len(labels)
+    bar = slot * 0.8 / max(len(series), 1)
+    for index, label in enumerate(labels):
+        left = plot.left + index * slot
+        for number, (s, colour) in enumerate(zip(series, SERIES_COLOURS * 4, strict=False)):
+            count = groups[number][index]
+            if count:
+                drawing.add(_box(left + slot * 0.1 + number * bar, plot.bottom, max(bar - 0.5, 0.5),
+                                 y.at(count) - plot.bottom, colour, "bar", bucket=label, series=s.name, count=count))
+        drawing.add(_vertical_text(left + slot / 2 + FONT_SIZE / 3, plot.bottom - 4, label))
+    for t in thresholds:
+        if decades and t.value > 0:
+            exponent = math.log10(t.value)
+            position = min(max(exponent - decades[0], 0), len(decades)) + 1  # +1: the below-floor group
+            _vline(drawing, plot.left + position * slot, plot.bottom, plot.top, "threshold",
+                   THRESHOLD_COLOURS[t.level], level=t.level, value=t.value)
+    _axis_titles(drawing, plot, "", "ports")
+    _legend(drawing, plot.right, plot.top + 6,
+            [(s.name, colour) for s, colour in zip(series, SERIES_COLOURS * 4, strict=False)]
+            + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
+    return drawing
+
+
+# ---------------------------------------------------------------------------------------------------
+# A matrix of blocks (the acceptance report's heat map: a big matrix aggregated into blocks of nodes)
+
+LEVEL_CODES = ("pass", "warn", "fail")  # how a block's worst level travels: its index here
+
+
+def heatmap_grid_drawing(
+    labels: Sequence[str],
+    values: Sequence[Sequence[float | None]],
+    *,
+    levels: Sequence[Sequence[int]] = (),
+    diagonal: bool = True,
+    unit: str = "Gb/s",
+    width: float = 720,
+    height: float = 300,
+) -> Drawing:
+    """The lower triangle of a square matrix: `values[i][j]` for j <= i (row i below column j), each cell
+    coloured from light (the lowest value) to dark (the highest), a cell whose level (`levels[i][j]`, an
+    index of LEVEL_CODES) is warn or fail in that level's colour, a missing value grey. The diagonal is
+    drawn only when `diagonal` (blocks of several nodes hold pairs of their own).
+
+    Made for a report's wide, low box: the triangle is as tall as the box and each name is written once,
+    right of its diagonal cell, where the empty upper triangle leaves room (row i and column i are the
+    same node), every n-th one when 9 pt text does not fit every row; the legend stands right of it."""
+    drawing = Drawing(width, height)
+    count = len(labels)
+    label_room = 6 + 0.56 * FONT_SIZE * max((len(label) for label in labels), default=4)
+    legend_room = 170
+    side = max(min(height - 8, width - max(label_room, legend_room) - 12, 28.0 * max(count, 1)), 10.0)
+    cell = side / max(count, 1)
+    left, top = 4.0, height - 4.0
+    known = [v for row in values for v in row if v is not None]
+    lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
+    for i, row in enumerate(values[:count]):
+        for j, value in enumerate(row[: i + 1]):
+            if i == j and not diagonal:
+                continue
+            level = LEVEL_CODES[levels[i][j]] if i < len(levels) and j < len(levels[i]) else "pass"
+            if level != "pass":
+                fill = LEVEL_COLOURS[level]
+            elif value is None:
+                fill = MISSING_COLOUR
+            else:
+                fill = heat_colour(value, lo=lo, hi=hi)
+            drawing.add(_box(left + j * cell, top - (i + 1) * cell, max(cell - 0.3, 0.2), max(cell - 0.3, 0.2),
+                             fill, "cell", row=labels[i], col=labels[j], value=value, flag=level))
+    every = max(1, math.ceil((FONT_SIZE + 1) / cell))
+    beside = 1 if diagonal else 0  # right of the diagonal cell, or in its place when it is not drawn
+    for i in range(0, count, every):
+        drawing.add(_text(left + (i + beside) * cell + 3, top - (i + 0.5) * cell - FONT_SIZE / 3, labels[i]))
+    x, y = left + side + 12, top - FONT_SIZE
+    x = min(x, width - legend_room)
+    drawing.add(_text(x, y, f"{fmt_num(lo, 1)} {unit}"))
+    for step in range(10):
+        drawing.add(Rect(x + 52 + step * 5, y - 1, 5, 9, strokeColor=None,
+                         fillColor=_colour(heat_colour(lo + (hi - lo) * step / 9, lo=lo, hi=hi))))
+    drawing.add(_text(x + 106, y, f"{fmt_num(hi, 1)} {unit}"))
+    for number, (name, colour) in enumerate((("fail", FAIL_COLOUR), ("slow or uneven", WARN_COLOUR),
+                                             ("not measured", MISSING_COLOUR)), start=1):
+        drawing.add(Rect(x, y - 1 - 14 * number, 8, 8, fillColor=_colour(colour), strokeColor=None))
+        drawing.add(_text(x + 11, y - 14 * number, name))
+    return drawing
+
+
+# ---------------------------------------------------------------------------------------------------
+# The acceptance report's drawers: (data, *, width, height) -> Drawing, registered under these kinds by
+# ValidationConfig.ready() (delivery.reports). `data` comes from a frozen snapshot, possibly an old one:
+# a drawer reads it defensively and draws what it can rather than failing the whole report.
+
+
+def _thresholds(data: Mapping) -> list[Threshold]:
+    lines = []
+    for item in data.get("thresholds") or ():
+        if isinstance(item, Sequence) and len(item) == 3 and isinstance(item[0], int | float):
+            level = item[1] if item[1] in THRESHOLD_COLOURS else "line"
+            lines.append(Threshold(float(item[0]), level, str(item[2])))
+    return lines
+
+
+def report_histogram(data: Mapping, *, width: float, height: float) -> Drawing:
+    """data: {"bins": [[lo, hi, count], ...], "thresholds": [[value, level, label], ...], "x_title",
+    "y_title"}."""
+    bins = [Bin(float(lo), float(hi), int(count)) for lo, hi, count in data.get("bins") or ()] or [Bin(0.0, 1.0, 0)]
+    return histogram_drawing(bins, thresholds=_thresholds(data), x_title=str(data.get("x_title", "")),
+                             y_title=str(data.get("y_title", "count")), width=width, height=height)
+
+
+def report_ber_decades(data: Mapping, *, width: float, height: float) -> Drawing:
+    """data: {"decades": [k, ...], "series": [{"name", "below_floor", "counts"}], "thresholds": [...]}."""
+    decades = [int(k) for k in data.get("decades") or ()]
+    series = [DecadeSeries(str(s.get("name", "")), int(s.get("below_floor") or 0),
+                           [int(c) for c in (s.get("counts") or [])][: len(decades)]
+                           + [0] * max(len(decades) - len(s.get("counts") or []), 0))
+              for s in data.get("series") or ()]
+    return ber_decades_drawing(decades, series, thresholds=_thresholds(data), width=width, height=height)
+
+
+def report_heatmap(data: Mapping, *, width: float, height: float) -> Drawing:
+    """data: {"labels": [...], "values": lower triangle rows, "levels": the same shape (LEVEL_CODES
+    indexes), "block_size": nodes per block, "unit"}."""
+    return heatmap_grid_drawing(list(data.get("labels") or ()), data.get("values") or (),
+                                levels=data.get("levels") or (), diagonal=(data.get("block_size") or 1) > 1,
+                                unit=str(data.get("unit", "Gb/s")), width=width, height=height)
+
+
+def report_nccl_curve(data: Mapping, *, width: float, height: float) -> Drawing:
+    """data: {"series": [{"name", "points": [[size, busbw], ...]}], "thresholds": [...]}."""
+    series = {str(s.get("name", "")): [(int(size), float(bw)) for size, bw in s.get("points") or ()]
+              for s in data.get("series") or ()}
+    return nccl_curves_drawing(series or {"busbw": []}, thresholds=_thresholds(data), width=width, height=height)
+
+
+REPORT_CHARTS: dict[str, Callable[..., Drawing]] = {
+    "validation.histogram": report_histogram,
+    "validation.ber_decades": report_ber_decades,
+    "validation.heatmap": report_heatmap,
+    "validation.nccl_curve": report_nccl_curve,
+}

@@ -29,9 +29,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape, quoteattr
 
+from django.db.models import QuerySet
+
 from delivery.models import Project
 
 from ..choices import FabricState
+from ..models import CableEnd
 from ..selectors import (
     LEAF,
     NODE,
@@ -179,7 +182,11 @@ class _Tiers:
 def fabric_views(*, user, project: Project, network: str | None = None) -> list[FabricView]:
     """Every (network, plane) with at least one link, in network then plane order (shared planes first):
     five queries whatever the size of the fabric."""
-    links = fabric_links(user=user, project=project, network=network)
+    return fabric_views_of(fabric_links(user=user, project=project, network=network))
+
+
+def fabric_views_of(links: QuerySet[CableEnd]) -> list[FabricView]:
+    """The views of `links` (selectors.fabric_links, or report_fabric_links for the acceptance report)."""
     a_side, b_side = fabric_devices(links)
     tiers = _Tiers(b_side)
     views: dict[tuple[str, int | None], FabricView] = {}
