@@ -90,12 +90,31 @@ def _link_rows(count: int):
                1 << 30, 4.25, "Rx power low on lane 3" if verdict == "fail" else ""]
 
 
-def write_sample_snapshot(target, *, cables: int = 120, links: int = 60, version: int = 1) -> None:
+BANDWIDTH_COLUMNS = [
+    Column("link", "Link", width=22), Column("path", "Path", width=10),
+    Column("measured", "Measured", unit="Gb/s", kind="gbps", width=8),
+    Column("line_rate", "Line rate", unit="Gb/s", kind="gbps", width=8),
+    Column("share", "Of line rate", unit="%", kind="percent", width=7),
+    Column("verdict", "Verdict", kind="verdict", width=7),
+]
+
+
+def _bandwidth_rows(count: int):
+    for index in range(count):
+        measured = 180.0 if index == 0 else 392.5 - index % 5
+        yield [f"gpu-{index // 8 + 1:03d}:p{index % 8 + 1} - leaf-{index % 32 + 1:02d}",
+               ("CPU path", "GPU RDMA")[index % 2], measured, 400.0, measured / 4, "fail" if index == 0 else "pass"]
+
+
+def write_sample_snapshot(target, *, cables: int = 120, links: int = 60, version: int = 1,
+                          bandwidth: int = 0) -> None:
+    """`bandwidth`: rows of a bandwidth section (left out when 0, the default)."""
     writer = SnapshotWriter(target)
     writer.meta(sample_meta(version=version))
     writer.section("summary", "Summary", 20, Section(title="Summary", blocks=[
         Paragraph("All stages passed except soak, waived by the customer; 2 punch items open. <b>not bold</b> & co."),
-        Facts(title="Results", items=[("Pass", links - 5), ("Warn", 3), ("Fail", 2), ("Average bus bandwidth (GB/s)", 382.14)]),
+        Facts(title="Results", items=[("Pass", links - 5), ("Warn", 3), ("Fail", 2),
+                                      ("Average bus bandwidth (GB/s)", 382.14)]),
     ]))
     writer.section("topology", "Topology and cable plan", 40, Section(title="Topology and cable plan", blocks=[
         Chart(kind=SAMPLE_CHART, title="Links per plane", data={"values": [576, 576], "label": "planes"}),
@@ -107,6 +126,11 @@ def write_sample_snapshot(target, *, cables: int = 120, links: int = 60, version
         Table(key="links", title="Ports, failures first", columns=LINK_COLUMNS, rows=_link_rows(links),
               row_count=links, summary_rows=10, verdict_column="verdict"),
     ]))
+    if bandwidth:
+        writer.section("bandwidth", "Bandwidth", 60, Section(title="Bandwidth", blocks=[
+            Table(key="bandwidth", title="Bandwidth per link", columns=BANDWIDTH_COLUMNS,
+                  rows=_bandwidth_rows(bandwidth), row_count=bandwidth, summary_rows=25, verdict_column="verdict"),
+        ]))
     writer.section("signoff", "Sign-off", 100, Section(title="Sign-off", blocks=[
         Paragraph(f"Accepted for {CUSTOMER_NAME_ZH} (Galaxy AI Ltd)."),
     ]))
