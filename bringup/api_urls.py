@@ -9,6 +9,7 @@ from core.api.tokens import token_view
 from core.api.views import not_found
 from delivery.api.jobs import JobStatusView
 from delivery.api.views import MembershipViewSet, ProjectViewSet
+from delivery.roof.reports.api import register as register_reports
 from inventory.api.views import register as register_inventory
 from validation.api import register as register_validation
 from validation.uploads.api import ToolUploadViewSet
@@ -21,6 +22,7 @@ register_cabling(router)
 register_traces(router)
 register_validation(router)
 router.register("uploads", ToolUploadViewSet, basename="tool-upload")
+register_reports(router)
 
 urlpatterns = [
     # POST username and password, get the token to send as `Authorization: Token <key>`.

@@ -257,6 +257,15 @@ API_BODY_MAX_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 SOAK_DURATION_HOURS = float(os.environ.get("SOAK_DURATION_HOURS", "72"))
 SOAK_SAMPLE_INTERVAL_MINUTES = float(os.environ.get("SOAK_SAMPLE_INTERVAL_MINUTES", "15"))
 
+# The acceptance report (delivery/roof/reports/): who delivers the cluster, as the cover and the sign-off name
+# them, in English and Chinese (the report is bilingual where the project's names are).
+INTEGRATOR_NAME = os.environ.get("INTEGRATOR_NAME", "Bringup Integration")
+INTEGRATOR_NAME_ZH = os.environ.get("INTEGRATOR_NAME_ZH", "布林集成")
+# Checking a file against the report versions reads it in 1 MiB chunks to hash it; beyond this size it is
+# refused (no report file comes near it). Through the API the request body limit (API_BODY_MAX_BYTES)
+# applies first: a larger file is checked by sending its SHA-256 instead.
+REPORT_MATCH_MAX_BYTES = int(os.environ.get("REPORT_MATCH_MAX_BYTES", str(512 * 1024 * 1024)))
+
 # Email (stage regressions to the project's managers): printed to the console unless a backend is set,
 # e.g. EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend with EMAIL_HOST.
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

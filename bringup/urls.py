@@ -18,6 +18,7 @@ urlpatterns = [
     path("p/<str:code>/uploads/", include("validation.uploads.urls")),
     path("p/<str:code>/stages/", include("delivery.roof.stage_urls")),
     path("p/<str:code>/punch/", include("delivery.roof.punch_urls")),
+    path("p/<str:code>/reports/", include("delivery.roof.reports.urls")),
     path("p/<str:code>/", include("inventory.urls")),
     path("", include("delivery.roof.urls")),
 ]

@@ -19,7 +19,12 @@ class Project(models.Model):
 
     code = models.CharField(max_length=32, unique=True, validators=[project_code_validator])
     name = models.CharField(max_length=200)
+    name_zh = models.CharField(max_length=200, blank=True, db_default="", verbose_name="Name (Chinese)",
+                               help_text="The project's name in Chinese, for the bilingual acceptance report.")
     customer_name = models.CharField(max_length=200)
+    # db_default: rows written by code that predates these fields (old migrations' states) still insert.
+    customer_name_zh = models.CharField(max_length=200, blank=True, db_default="", verbose_name="Customer (Chinese)",
+                                        help_text="The customer's name in Chinese, as on their contract.")
     site = models.CharField(max_length=200, blank=True, help_text="Data centre and hall, as the customer names it.")
     description = models.TextField(blank=True)
     status = models.CharField(max_length=16, choices=ProjectStatus.choices, default=ProjectStatus.PLANNING)

@@ -14,11 +14,13 @@ from .models import Membership, Project
 def project_create(
     *, code: str, name: str, customer_name: str, site: str = "", description: str = "",
     status: str = ProjectStatus.PLANNING, start_date: date | None = None, target_date: date | None = None,
+    name_zh: str = "", customer_name_zh: str = "",
 ) -> Project:
-    """A new project (the tenant root); its code is unique and checked like every other field."""
+    """A new project (the tenant root); its code is unique and checked like every other field. The Chinese
+    names (optional) are what the bilingual acceptance report prints beside the English ones."""
     project = Project(
         code=code, name=name, customer_name=customer_name, site=site, description=description, status=status,
-        start_date=start_date, target_date=target_date,
+        start_date=start_date, target_date=target_date, name_zh=name_zh, customer_name_zh=customer_name_zh,
     )
     project.full_clean()
     project.save()

@@ -16,8 +16,10 @@ class RoofConfig(AppConfig):
         from . import tasks  # noqa: F401
         from .gates import register as register_gates
         from .punch_panels import register as register_punch_panels
+        from .reports.sections import register as register_report_sections
 
         register_gates()
+        register_report_sections()  # the acceptance report's summary, punch list and sign-off
         register_punch_panels()  # the punch items of a device or a cable, on its page
         # The domain apps say when a gate's evidence changed; they cannot import the roof, so it listens.
         evidence_changed.connect(_on_evidence_changed, dispatch_uid="roof.gates_recompute")

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
@@ -42,8 +43,11 @@ from cabling.codes import cable_end_code
 from cabling.models import Cable, CableEnd, ScanEvent
 from cabling.planner import Plan
 from cabling.services import cable_status_set, fabric_plan_apply_now, plan_of, scan_record
+from core.choices import JobStatus
 from delivery.choices import ProjectStatus, Role
 from delivery.models import Membership, Project
+from delivery.roof.reports.models import ORIGINAL_FILE_KINDS, FileKind, ReportVersion
+from delivery.roof.reports.services import report_version_request
 from delivery.roof.services import stages_create_from_template
 from delivery.services import membership_set, project_create, user_ensure
 from inventory.choices import (
@@ -62,6 +66,9 @@ from inventory.services import device_create, device_update, optic_save
 
 DEMO_CODE = "DEMO-72"
 LAB_CODE = "LAB-8"
+# The bilingual acceptance report prints these beside the English names.
+DEMO_NAME_ZH = "72节点 B300 后训练集群"
+DEMO_CUSTOMER_NAME_ZH = "示例安全人工智能实验室"
 DEMO_PASSWORD = "bringup-demo"  # one fixed password for every demo login; printed by seed_demo
 
 GPU_SERVERS = 72
@@ -438,15 +445,34 @@ class DemoResult:
             self.created[what] = self.created.get(what, 0) + n
 
 
-def _project_ensure(*, code: str, name: str, customer_name: str, site: str, description: str) -> Project:
+def _project_ensure(*, code: str, name: str, customer_name: str, site: str, description: str, name_zh: str = "",
+                    customer_name_zh: str = "", result: DemoResult | None = None) -> Project:
     project = Project.objects.filter(code=code).first()
     if project:
+        _project_names_zh_ensure(project=project, name_zh=name_zh, customer_name_zh=customer_name_zh, result=result)
         return project
     today = date.today()
     return project_create(
         code=code, name=name, customer_name=customer_name, site=site, description=description,
         status=ProjectStatus.ACTIVE, start_date=today - timedelta(days=21), target_date=today + timedelta(days=70),
+        name_zh=name_zh, customer_name_zh=customer_name_zh,
     )
+
+
+def _project_names_zh_ensure(*, project: Project, name_zh: str, customer_name_zh: str,
+                             result: DemoResult | None) -> None:
+    """A demo project made before the projects had Chinese names gets them, once (no service edits a project's
+    names: written here, validated with full_clean()); a name someone set is kept."""
+    missing = {name: value for name, value in (("name_zh", name_zh), ("customer_name_zh", customer_name_zh))
+               if value and not getattr(project, name)}
+    if not missing:
+        return
+    for name, value in missing.items():
+        setattr(project, name, value)
+    project.full_clean()
+    project.save(update_fields=list(missing))
+    if result is not None:
+        result.count("Chinese project names", len(missing))
 
 
 def _site_ensure(*, project: Project, name: str, address: str) -> Site:
@@ -623,6 +649,7 @@ def _build_demo72(models: dict[str, HardwareModel], result: DemoResult) -> Proje
         site="DC1 Hall 3",
         description="72 B300 nodes (576 GPUs) on a 4-plane 800G XDR fabric of 12 Quantum-X800 switches, "
         "400G RoCE storage network with 6 storage servers (1 PB), in-band and out-of-band networks.",
+        name_zh=DEMO_NAME_ZH, customer_name_zh=DEMO_CUSTOMER_NAME_ZH, result=result,
     )
     site = _site_ensure(project=project, name="DC1 Hall 3", address="Example Data Centre 1, Hall 3")
     rack_plans = demo_rack_plans()
@@ -730,3 +757,32 @@ def build_demo() -> DemoResult:
     for project in projects.values():  # the delivery stages; their gates are computed once this commits
         result.count("stages", len(stages_create_from_template(project=project)))
     return result
+
+
+# --- the acceptance report ---------------------------------------------------------------------------------
+
+REPORT_MANAGER = "manager"  # who asks for the demo's report: the demo's manager, as the reports page would
+
+
+def demo_report_ensure(project: Project) -> ReportVersion | None:
+    """Version 1 of the project's acceptance report, asked for by the demo manager through the service the
+    reports page's button calls, so a newcomer downloads it right after `make run`. Its task renders it once
+    this commits: at once in this process without a broker, by a worker with one. None when the project has
+    a version already (a second seed_demo asks for nothing)."""
+    if ReportVersion.objects.filter(project=project).exists():
+        return None
+    manager = get_user_model().objects.get(username=REPORT_MANAGER)
+    return report_version_request(project=project, user=manager)
+
+
+def demo_report_line(version: ReportVersion, *, seconds: float) -> str:
+    """What seed_demo prints about the report it asked for: where to download it, or where it stands."""
+    version.refresh_from_db()
+    where = f"{version.project.code}: acceptance report v{version.number}"
+    if version.status == JobStatus.DONE:
+        files = ", ".join(f"{FileKind(kind).label} {filesizeformat(version.size_of(kind))}"
+                          for kind in ORIGINAL_FILE_KINDS)
+        return f"{where} rendered ({files}) in {seconds:.1f} s: /p/{version.project.code}/reports/v{version.number}/"
+    if version.status == JobStatus.FAILED:
+        return f"{where} failed: {' '.join(version.errors)}"
+    return f"{where} {version.get_status_display().lower()}: a worker renders it (/p/{version.project.code}/reports/)."

@@ -1,18 +1,29 @@
-"""The roof's own gate: acceptance, the customer's signature on the acceptance report. The report and its
-sign-off are not built yet, so the gate says so and fails: acceptance completes only with a waiver until
-they are (the report issue)."""
+"""The roof's own gate: acceptance, the customer's signature on a version of the acceptance report
+(delivery.roof.reports). It passes once the project has a signed version; signing recomputes the gates and
+completes the acceptance stage (delivery.roof.reports.services.report_version_sign)."""
 
 from __future__ import annotations
 
+from django.utils import timezone
+
 from delivery.gates import GateOutcome, MissingItem, register_gate
+
+from .models import ReportSignature
 
 ACCEPTANCE_SIGNED = "roof.acceptance_signed"
 
 
 def acceptance_signed_gate(project) -> GateOutcome:
+    signature = (ReportSignature.objects.filter(version__project=project).select_related("version")
+                 .order_by("signed_at").first())
+    if signature is not None:
+        return GateOutcome(passed=True, missing_count=0, summary=(
+            f"Version {signature.version.number} signed by {signature.name} on "
+            f"{timezone.localtime(signature.signed_at):%Y-%m-%d}."
+        ))
     return GateOutcome(passed=False, missing_count=1, summary="No signed acceptance report yet.", missing=[
-        MissingItem(label="Acceptance report", reason="Not signed by the customer: acceptance reports are not "
-                    "built yet, so acceptance completes with a waiver.", ref="gate:acceptance-report"),
+        MissingItem(label="Acceptance report", reason="No version of the acceptance report is signed by the "
+                    "customer yet.", ref="gate:acceptance-report"),
     ])
 
 

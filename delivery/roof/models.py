@@ -287,3 +287,8 @@ class PunchSync(models.Model):
 
     def __str__(self) -> str:
         return f"Punch sync of {self.project.code}"
+
+
+# Models kept in their own packages, re-exported here so that Django finds them in the app's models module.
+from .handover.models import *  # noqa: E402,F403
+from .reports.models import *  # noqa: E402,F403

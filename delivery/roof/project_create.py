@@ -63,7 +63,11 @@ def parse_members(text: str) -> list[tuple[str, str]]:
 class ProjectCreateForm(forms.Form):
     code = forms.CharField(max_length=32, help_text="2-32 upper-case letters, digits and dashes, e.g. ACME-72.")
     name = forms.CharField(max_length=200, validators=[_no_formula])
+    name_zh = forms.CharField(max_length=200, required=False, label="Name (Chinese)", validators=[_no_formula],
+                              help_text="Optional: printed beside the name in the acceptance report.")
     customer_name = forms.CharField(max_length=200, label="Customer", validators=[_no_formula])
+    customer_name_zh = forms.CharField(max_length=200, required=False, label="Customer (Chinese)",
+                                       validators=[_no_formula], help_text="Optional: as on the customer's contract.")
     site = forms.CharField(max_length=200, required=False, validators=[_no_formula],
                            help_text="Data centre and hall, as the customer names it.")
     target_date = forms.DateField(required=False, help_text="Planned customer acceptance, YYYY-MM-DD.",
@@ -100,10 +104,12 @@ class ProjectCreateForm(forms.Form):
 @transaction.atomic
 def project_create_with_team(*, creator, code: str, name: str, customer_name: str, site: str = "",
                              target_date=None, members: list[tuple[object, str]] = (),
-                             template: StageTemplate | None = None) -> Project:
+                             template: StageTemplate | None = None, name_zh: str = "",
+                             customer_name_zh: str = "") -> Project:
     """The project, its first members (the creator a manager when nobody else is) and the stages of
     `template` (the default one when None), or nothing at all when any part is refused."""
-    project = project_create(code=code, name=name, customer_name=customer_name, site=site, target_date=target_date)
+    project = project_create(code=code, name=name, customer_name=customer_name, site=site, target_date=target_date,
+                             name_zh=name_zh, customer_name_zh=customer_name_zh)
     members = list(members)
     if not any(role == Role.MANAGER for _, role in members) and creator.pk not in {u.pk for u, _ in members}:
         members.insert(0, (creator, Role.MANAGER))

@@ -27,6 +27,7 @@ class ProjectCreateView(LoginRequiredMixin, FormView):
             project = project_create_with_team(
                 creator=self.request.user, code=data["code"], name=data["name"], customer_name=data["customer_name"],
                 site=data["site"], target_date=data["target_date"], members=data["members"], template=data["template"],
+                name_zh=data["name_zh"], customer_name_zh=data["customer_name_zh"],
             )
         except ValidationError as exc:
             errors = exc.message_dict if hasattr(exc, "error_dict") else {None: exc.messages}

@@ -222,6 +222,14 @@ def stage_complete(*, stage: Stage, user) -> Stage:
     """Complete a stage: only when its stored gate passes, or when waivers cover every item it misses.
     Refused with the missing items otherwise (the gate as last computed, with when)."""
     _managers_only(user, stage.project)
+    return stage_complete_on_behalf(stage=stage, user=user)
+
+
+@transaction.atomic
+def stage_complete_on_behalf(*, stage: Stage, user) -> Stage:
+    """stage_complete without its managers-only check, for a stage completed by what someone else did: the
+    acceptance stage when the customer signs the report (delivery.roof.reports.services). The caller has
+    decided who may; every other rule of stage_complete holds, and `user` is recorded as who completed it."""
     stage = _locked(stage)
     if stage.status in SATISFIED_STAGE_STATUSES:
         raise ValidationError(f"{stage.title} is already {stage.get_status_display().lower()}.")

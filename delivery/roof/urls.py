@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import include, path
 
 from .. import token_views
 from . import dashboard_views, project_create_views, views
@@ -13,4 +13,5 @@ urlpatterns = [
     path("p/<str:code>/dashboard/", dashboard_views.DashboardView.as_view(), name="dashboard"),
     path("p/<str:code>/tokens/", token_views.NodeTokenListView.as_view(), name="node-token-list"),
     path("p/<str:code>/tokens/<int:pk>/revoke/", token_views.NodeTokenRevokeView.as_view(), name="node-token-revoke"),
+    path("p/<str:code>/handover/", include("delivery.roof.handover.urls")),
 ]

@@ -31,19 +31,24 @@ from delivery.choices import Role
 from delivery.models import Membership, Project
 from delivery.roof.demo import (
     DEMO_CODE,
+    DEMO_CUSTOMER_NAME_ZH,
+    DEMO_NAME_ZH,
     DEMO_PASSWORD,
     FLOOR_TECHNICIAN,
     INSTALLED_CABLES_OF,
     LAB_CODE,
     OVER_BUDGET_RACK,
     RACKED_BY_SCAN,
+    REPORT_MANAGER,
     VERIFIED_BY_SCAN,
     demo_plan,
     floor_scans,
 )
+from delivery.roof.reports.models import ReportVersion
 from inventory.choices import DeviceRole, DeviceStatus, HardwareKind, Network, OpticStatus
 from inventory.models import Device, Optic, Port, Rack
 from inventory.selectors import device_list, is_power_flagged, optic_list, rack_list, with_power
+from validation.models import CheckRun
 
 pytestmark = pytest.mark.django_db
 
@@ -362,6 +367,61 @@ def test_the_demo_cut_sheet_label_sheet_and_fabric_view(demo, client):
     if shutil.which("pdftotext"):
         text = subprocess.run(["pdftotext", "-", "-"], input=labels.content, capture_output=True, check=True).stdout
         assert cable.label in text.decode()
+
+
+# --- the acceptance report ------------------------------------------------------------------------------
+
+
+def test_the_demo_project_has_its_chinese_names_for_the_bilingual_report(demo, lab):
+    assert (demo.name_zh, demo.customer_name_zh) == (DEMO_NAME_ZH, DEMO_CUSTOMER_NAME_ZH)
+    assert (lab.name_zh, lab.customer_name_zh) == ("", "")
+
+
+def test_a_demo_made_before_the_chinese_names_gets_them_once(demo):
+    """A database seeded before projects had Chinese names gets them from the next seed_demo; a name someone
+    set since is kept."""
+    Project.objects.filter(pk=demo.pk).update(name_zh="", customer_name_zh="客户自定")
+    out = StringIO()
+    call_command("seed_demo", "--no-check-runs", stdout=out)
+    demo.refresh_from_db()
+    assert (demo.name_zh, demo.customer_name_zh) == (DEMO_NAME_ZH, "客户自定")
+    assert "1 Chinese project names" in out.getvalue()
+    assert demo.history.latest().name_zh == DEMO_NAME_ZH
+
+
+def _demo_media_root(tmp_path_factory) -> Path:
+    """Where the demo build stored its files (tests/delivery/demo_db.py's "demo-media" folder): each test has
+    a fresh media root of its own (tests/conftest.py), which holds none of them."""
+    found = sorted(tmp_path_factory.getbasetemp().glob("demo-media*"))
+    assert found, "the demo's media folder was not found"
+    return found[-1]
+
+
+def test_the_demo_ends_with_version_1_of_its_report_rendered_for_a_newcomer_to_download(
+        demo, lab, demo_output, client_for, settings, tmp_path_factory):
+    """seed_demo asks for the report last, as the demo manager through the reports page's service, and the
+    (eager) task renders it at once: the customer downloads the full PDF and the workbook straight away, and
+    their bytes are the ones recorded."""
+    import hashlib
+
+    version = ReportVersion.objects.select_related("requested_by").get(project=demo)
+    assert (version.number, version.status, version.requested_by.username) == (1, JobStatus.DONE, REPORT_MANAGER)
+    assert not ReportVersion.objects.filter(project=lab).exists()
+    # The report froze the demo's check runs and comparison: it was asked for after them.
+    runs = CheckRun.objects.filter(project=demo)
+    assert version.generated_at > max(run.finished_at for run in runs)
+    assert version.figures["pass"] > 0 and version.figures["fail"] > 0  # the planted faults
+    size = r"[\d.]+\s[KM]?B"  # filesizeformat's, with its non-breaking space
+    printed = re.search(rf"DEMO-72: acceptance report v1 rendered \(Full PDF {size}, Summary PDF {size}, "
+                        rf"Excel workbook {size}\) in [\d.]+ s: /p/DEMO-72/reports/v1/", demo_output)
+    assert printed, demo_output
+    settings.MEDIA_ROOT = _demo_media_root(tmp_path_factory)
+    client = client_for(get_user_model().objects.get(username="customer"))
+    for kind, magic in (("pdf", b"%PDF"), ("xlsx", b"PK")):
+        response = client.get(reverse("reports:file", args=[DEMO_CODE, 1, kind]))
+        data = b"".join(response.streaming_content)
+        assert data.startswith(magic) and hashlib.sha256(data).hexdigest() == version.sha256_of(kind)
+    assert "Version 1" in client.get(reverse("reports:list", args=[DEMO_CODE])).content.decode()
 
 
 # --- the README's figures are the demo's ----------------------------------------------------------------

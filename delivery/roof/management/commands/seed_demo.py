@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from delivery.models import Project
-from delivery.roof.demo import DEMO_CODE, LAB_CODE, build_demo
+from delivery.roof.demo import DEMO_CODE, LAB_CODE, build_demo, demo_report_ensure, demo_report_line
 from validation.demo_runs import demo_checks_ensure, demo_topology_ensure
 
 
@@ -31,10 +31,17 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo data already complete: nothing to do ({elapsed:.1f} s).")
         if not options["no_check_runs"]:
             self._run_checks()
+            self._report()  # last: the report freezes the runs and the comparison above
         self.stdout.write(self.style.SUCCESS("Demo logins:"))
         for login in result.logins:
             password = login.password or "(own password, unchanged)"
             self.stdout.write(f"  {login.username:<15} {password:<20} {login.role} of {login.project}")
+
+    def _report(self) -> None:
+        started = time.perf_counter()
+        version = demo_report_ensure(Project.objects.get(code=DEMO_CODE))
+        if version is not None:
+            self.stdout.write(demo_report_line(version, seconds=time.perf_counter() - started))
 
     def _run_checks(self) -> None:
         for code in (DEMO_CODE, LAB_CODE):
