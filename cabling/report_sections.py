@@ -331,7 +331,9 @@ def _with_ends(cables: QuerySet[Cable], fields: tuple[str, ...], order: tuple[st
 
 
 CABLE_MAP_FIELDS = ("label", "cable_type", "length_m", "status", "scanned", "fabric_state", "shown_at",
-                    "verified_by__first_name", "verified_by__last_name", "verified_by__username")
+                    "verified_by__first_name", "verified_by__last_name", "verified_by__username",
+                    "removed_from_plan")
+REMOVED_NOTE = " (removed from the plan: to take out)"
 
 
 def how_verified(*, status: str, scanned: bool, seen_ok: bool) -> str:
@@ -359,11 +361,12 @@ def _cable_map_rows(project) -> Iterator[list]:
                       When(verified & Q(fabric_state=FabricState.OK), then=F("fabric_checked_at")), default=None),
     )
     for values, a_end, b_end in _with_ends(cables, CABLE_MAP_FIELDS, ("label",)):
-        label, cable_type, length, status, scanned, fabric_state, at, first, last, username = values
+        label, cable_type, length, status, scanned, fabric_state, at, first, last, username, removed = values
         how = how_verified(status=status, scanned=scanned, seen_ok=fabric_state == FabricState.OK)
         by = _person(first, last, username) if how in (SCAN, BOTH) else ""
-        yield [label, a_end, b_end, TYPE_LABELS.get(cable_type, cable_type), float(length),
-               STATUS_LABELS.get(status, status), at, by, how]
+        # Still in the room but no longer planned (the cover counts planned cables only): said so on its row.
+        shown_status = STATUS_LABELS.get(status, status) + (REMOVED_NOTE if removed else "")
+        yield [label, a_end, b_end, TYPE_LABELS.get(cable_type, cable_type), float(length), shown_status, at, by, how]
 
 
 NOT_VERIFIED_FIELDS = ("label", "status", "fabric_state", "status_cause")

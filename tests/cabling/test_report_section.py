@@ -15,7 +15,7 @@ from reportlab.graphics.shapes import Drawing, String
 from cabling.choices import CableStatus, FabricState
 from cabling.exports.fabric_drawing import fabric_drawing
 from cabling.models import Cable
-from cabling.report_sections import CHART_KIND, how_verified, topology_section
+from cabling.report_sections import CHART_KIND, REMOVED_NOTE, how_verified, topology_section
 from delivery.reports import Chart, Facts, SnapshotWriter, TableRecord, read_snapshot, report_registry
 from tests.factories import UserFactory
 from tests.support import count_queries
@@ -96,7 +96,7 @@ def expected_cable_map(project) -> list[dict]:
             "b_end": ", ".join(f"{e.port.device.name}:{e.port.name}" for e in ends if e.side == "B"),
             "type": {"fiber": "Fiber", "aoc": "AOC", "cat6": "Cat6"}[cable.cable_type],
             "length": float(cable.length_m),
-            "status": cable.get_status_display(),
+            "status": cable.get_status_display() + (REMOVED_NOTE if cable.removed_from_plan else ""),
             "verified_at": at.isoformat() if at else None,
             "verified_by": cable.verified_by.get_full_name() if how in ("scan", "both") else "",
             "how": how,
@@ -140,6 +140,13 @@ def test_a_verified_cable_the_fabric_later_finds_miswired_is_no_longer_verified(
     Cable.objects.filter(pk=evidence.c1.pk).update(status=CableStatus.FAULTY, fabric_state=FabricState.MISWIRED)
     row = {r["label"]: r for r in rows_of(evidence.project, "cables")}["C00001"]
     assert (row["status"], row["how"], row["verified_at"], row["verified_by"]) == ("Faulty", "", None, "")
+
+
+def test_a_cable_dropped_by_a_re_plan_says_so_on_its_row(evidence):
+    Cable.objects.filter(pk=evidence.c1.pk).update(removed_from_plan=True)
+    rows = rows_of(evidence.project, "cables")
+    assert rows == expected_cable_map(evidence.project)
+    assert {r["label"]: r for r in rows}["C00001"]["status"] == "Verified (removed from the plan: to take out)"
 
 
 def test_not_verified_table_lists_faulty_then_installed_then_planned(evidence):
