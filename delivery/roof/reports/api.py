@@ -132,8 +132,12 @@ class ReportVersionViewSet(ProjectScopedViewSet):
         version = self.get_object()
         if kind not in FILE_KINDS or not version.has_file(kind):
             raise Http404("This file of the version is not rendered.")
-        return FileResponse(version.file_of(kind).open("rb"), as_attachment=True,
-                            filename=version.file_name(kind), content_type=CONTENT_TYPES[kind])
+        try:
+            handle = version.file_of(kind).open("rb")
+        except FileNotFoundError:  # recorded but gone from storage (restored database, lost volume)
+            raise Http404("This file of the version is missing from storage.") from None
+        return FileResponse(handle, as_attachment=True, filename=version.file_name(kind),
+                            content_type=CONTENT_TYPES[kind])
 
     @extend_schema(request={"multipart/form-data": ReportVerifySerializer,
                             "application/json": ReportVerifyHashSerializer},

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import Case, Count, IntegerField, OuterRef, Q, Subquery, Value, When
 from django.utils import timezone
 
+from core.choices import JobStatus
 from delivery.models import Project
 from delivery.reports import Column, Facts, Paragraph, Section, Table
 from validation.choices import EXECUTING_RUNNERS, CheckKind, Verdict
@@ -50,7 +51,10 @@ def latest_check_runs(project: Project):
     """The newest executed run of each startable kind, with its verdict counts (one query): the state of the
     cluster as the checks last saw it. Uploads and soak windows are left out, as validation's overview does
     (validation.selectors.latest_runs_by_kind, which needs a user; the report is the system's read)."""
-    executed = CheckRun.objects.filter(project=project, runner__in=EXECUTING_RUNNERS, kind__in=STARTABLE_CHECK_KINDS)
+    # Settled runs only (as the gates read them): a rerun still queued or running, or one cancelled, must not
+    # hide the failures of the last run that finished.
+    executed = CheckRun.objects.filter(project=project, runner__in=EXECUTING_RUNNERS, kind__in=STARTABLE_CHECK_KINDS,
+                                       status__in=(JobStatus.DONE, JobStatus.FAILED))
     newest = executed.filter(kind=OuterRef("kind")).order_by("-created_at", "-id").values("pk")[:1]
     return with_verdict_counts(executed.filter(pk=Subquery(newest))).order_by("kind")
 

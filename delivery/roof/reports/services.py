@@ -165,9 +165,10 @@ class Stored:
 def _store(version: ReportVersion, kind: str, rendered: IO[bytes]) -> Stored:
     """Copy a rendered temporary file into storage as `kind` of the version, hashing it on the way."""
     field = version.file_of(kind)
+    # Never replace a stored file: a redelivered task's run may be racing this one, and the row may already
+    # name that file with its hash. Storage picks a free name (a suffix) when this one is taken; the loser
+    # of the race deletes only its own names.
     name = field.field.generate_filename(version, version.file_name(kind))
-    if field.storage.exists(name):  # left by a run whose worker was lost: this run's file replaces it
-        field.storage.delete(name)
     upload = _HashingFile(rendered, name=version.file_name(kind))
     stored = field.storage.save(name, upload)
     rendered.seek(0, 2)
@@ -292,6 +293,10 @@ def report_version_render(*, version_id: int, on_progress: ProgressCallback | No
                .filter(pk=version_id).first())
     if version is None or version.status not in ACTIVE_JOB_STATUSES or version.is_signed:
         return version  # a signed version is final, whatever its row says
+    signed = _signed_version(version.project)
+    if signed is not None:  # queued before the customer signed another version: the report is final now
+        version.fail(final_refusal(signed))
+        return version
     if not (version.start(step=STEP_SNAPSHOT) or version.status == JobStatus.RUNNING):
         return version  # another worker took it between the read and the start
     stored: list[Stored] = []
@@ -423,6 +428,9 @@ def report_signed_copies_render(*, version_id: int) -> ReportSignature | None:
     signature = ReportSignature.objects.select_related("version__project").filter(version_id=version_id).first()
     if signature is None or signature.status not in ACTIVE_JOB_STATUSES:
         return signature
+    if signature.version.signed_pdf_sha256:  # a redelivered task: the copies were made and are recorded
+        signature.finish()
+        return signature
     if not (signature.start(step=SIGNED_RENDERS[0][0], total=len(SIGNED_RENDERS))
             or signature.status == JobStatus.RUNNING):
         return signature
@@ -453,6 +461,15 @@ def report_signed_copies_render(*, version_id: int) -> ReportSignature | None:
 
 
 # --- which version is this file? ---------------------------------------------------------------------------
+
+
+def report_match_limit(project: Project) -> int:
+    """The most bytes a file checked against the project's versions needs reading: the largest file they
+    recorded (a larger one matches none of them), within REPORT_MATCH_MAX_BYTES. 0 before any is rendered."""
+    sizes = ReportVersion.objects.filter(project=project).aggregate(
+        **{kind: Max(f"{kind}_size") for kind, _ in MATCHED_KINDS})
+    return min(max((size or 0 for size in sizes.values()), default=0), settings.REPORT_MATCH_MAX_BYTES)
+
 
 # The stored hashes a file is matched against, and whether each is a signed copy.
 MATCHED_KINDS = (

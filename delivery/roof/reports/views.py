@@ -49,6 +49,7 @@ from .services import (
     Match,
     file_sha256,
     report_hash_match,
+    report_match_limit,
     report_version_request,
     report_version_sign,
     sha256_normalised,
@@ -250,11 +251,14 @@ class ReportCheckView(_ListPage):
         return self._found(CheckOutcome(self.project.code, sha256, matches, file_name=name))
 
     def post(self, request, *args, **kwargs):
-        # Refused before Django reads (and spools to disk) a body larger than any report file could make.
-        limit = settings.REPORT_MATCH_MAX_BYTES
+        # Refused before Django reads (and spools to disk) a body larger than the largest file the project's
+        # versions recorded: a larger file matches none of them, so nobody needs to send one.
+        limit = report_match_limit(self.project)
         if declared_length(request.META) > limit + MULTIPART_OVERHEAD:
-            form = CheckFileForm.refused(f"The file is larger than {limit:,} bytes, more than any report file: "
-                                         "it is none of them.")
+            form = CheckFileForm.refused(
+                f"The file is larger than {limit:,} bytes, the largest file of this project's report versions: it is "
+                "none of them." if limit else "No version of the report is rendered yet: there is nothing to check "
+                "a file against.")
             return self._refused(check_form=form, status=413)
         return csrf_protect(self._check_upload)(request, *args, **kwargs)
 
