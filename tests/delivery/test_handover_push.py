@@ -227,6 +227,29 @@ def test_an_unreachable_netbox_fails_the_job_clearly(world):
     assert "cannot be reached" in push.errors[0] and f"127.0.0.1:{port}" in push.errors[0]
 
 
+def test_a_redirect_is_not_followed(world, netbox):
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Redirect(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server's name
+            self.send_response(302)
+            self.send_header("Location", netbox.url + self.path)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Redirect)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        push = run(world.project, f"http://127.0.0.1:{server.server_address[1]}", apply=False)
+    finally:
+        server.shutdown()
+    assert push.status == JobStatus.FAILED
+    assert netbox.requests == []  # the NetBox it pointed to was never called
+
+
 def test_a_url_that_is_not_netbox_fails_clearly(world, netbox):
     push = run(world.project, f"{netbox.url}/elsewhere", apply=False)
     assert push.status == JobStatus.FAILED
@@ -300,6 +323,8 @@ def test_a_token_sealed_too_long_ago_is_refused(world, netbox):
 @pytest.mark.parametrize(("url", "token", "field"), [
     ("ftp://netbox.example.com", TOKEN, "netbox_url"),
     ("https://admin:secret@netbox.example.com", TOKEN, "netbox_url"),
+    ("http://169.254.169.254", TOKEN, "netbox_url"),  # a cloud's metadata service
+    ("http://[fe80::1]:8000", TOKEN, "netbox_url"),
     ("https://netbox.example.com", "", "token"),
     ("https://netbox.example.com", "has spaces in it", "token"),
 ])

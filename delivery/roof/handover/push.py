@@ -59,6 +59,8 @@ class _Session(requests.Session):
 
     def request(self, method, url, **kwargs):
         kwargs.setdefault("timeout", TIMEOUT)
+        # A redirect is not followed: the server calls the address the manager typed, nowhere else it is sent.
+        kwargs["allow_redirects"] = False
         return super().request(method, url, **kwargs)
 
 
@@ -398,6 +400,9 @@ def _request_error(exc: pynetbox.RequestError, *, what: str, labels: list[str]) 
                 "the token, that it is write-enabled for an apply, and the permissions of its user."]
     if status == 404:
         return [f"NetBox answered 404 Not Found while {what}: is the URL NetBox's root (without /api)?"]
+    if 300 <= status < 400:
+        return [f"The server answered with a redirect ({status}) while {what}; redirects are not followed: give "
+                "NetBox's own address (https:// if it redirects there)."]
     messages = _field_errors(body, labels) if status == 400 else []
     if not messages:
         detail = body.get("detail") if isinstance(body, dict) and body.get("detail") else _short(exc.req.text)

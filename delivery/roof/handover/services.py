@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import ipaddress
 import logging
 import re
 from datetime import timedelta
@@ -76,7 +77,16 @@ def netbox_url_errors(url: str) -> list[str]:
         return ["Leave user names and passwords out of the URL: the API token is the only credential needed."]
     if parts.query or parts.fragment:
         return ["Give NetBox's root address, without ?query or #fragment."]
+    if _link_local(parts.hostname):  # a cloud's metadata service lives there; NetBox never does
+        return ["That address is link-local (169.254.x.x or fe80::): give NetBox's address."]
     return []
+
+
+def _link_local(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_link_local
+    except ValueError:
+        return False  # a name: resolved by the push itself
 
 
 def _token_errors(token: str) -> list[str]:
