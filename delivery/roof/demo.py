@@ -47,7 +47,7 @@ from core.choices import JobStatus
 from delivery.choices import ProjectStatus, Role
 from delivery.models import Membership, Project
 from delivery.roof.reports.models import ORIGINAL_FILE_KINDS, FileKind, ReportVersion
-from delivery.roof.reports.services import report_version_request
+from delivery.roof.reports.services import report_version_render, report_version_request
 from delivery.roof.services import stages_create_from_template
 from delivery.services import membership_set, project_create, user_ensure
 from inventory.choices import (
@@ -766,13 +766,16 @@ REPORT_MANAGER = "manager"  # who asks for the demo's report: the demo's manager
 
 def demo_report_ensure(project: Project) -> ReportVersion | None:
     """Version 1 of the project's acceptance report, asked for by the demo manager through the service the
-    reports page's button calls, so a newcomer downloads it right after `make run`. Its task renders it once
-    this commits: at once in this process without a broker, by a worker with one. None when the project has
-    a version already (a second seed_demo asks for nothing)."""
+    reports page's button calls, so a newcomer downloads it right after `make run`. Rendered here, in this
+    process, like the demo's check runs (as `build_report` does): not left to a task sent after commit, which
+    a seed run inside a transaction (the PostgreSQL tests) would never send. None when the project has a
+    version already (a second seed_demo asks for nothing)."""
     if ReportVersion.objects.filter(project=project).exists():
         return None
     manager = get_user_model().objects.get(username=REPORT_MANAGER)
-    return report_version_request(project=project, user=manager)
+    version = report_version_request(project=project, user=manager, enqueue=False)
+    report_version_render(version_id=version.pk)
+    return version
 
 
 def demo_report_line(version: ReportVersion, *, seconds: float) -> str:
