@@ -291,4 +291,5 @@ class PunchSync(models.Model):
 
 # Models kept in their own packages, re-exported here so that Django finds them in the app's models module.
 from .handover.models import *  # noqa: E402,F403
+from .notifications import NotificationPreference  # noqa: E402,F401
 from .reports.models import *  # noqa: E402,F403

@@ -9,30 +9,26 @@ queued per project at a time (`gates_recompute_request`).
 
 from __future__ import annotations
 
-import logging
 import re
 from collections import defaultdict
 
-from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Q
+from django.urls import reverse
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
 from delivery.access import Capability, can
-from delivery.choices import Role
 from delivery.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, gates
-from delivery.models import Membership, Project
+from delivery.models import Project
 
 from .choices import CHECKLIST_GATE, SATISFIED_STAGE_STATUSES, StageStatus
 from .models import RESERVED_KEYS, ChecklistItem, GateRecompute, Stage, StageTemplate, Waiver, stage_list_errors
+from .notifications import NotificationKind, notification_send
 from .punch import punch_items_sync_from_evidence
 from .stage_data import DEFAULT_STAGES, DEFAULT_TEMPLATE_DESCRIPTION, DEFAULT_TEMPLATE_NAME
 from .work import STAGE_RUNNERS, work_start
-
-logger = logging.getLogger(__name__)
 
 RECOMPUTE_TASK = "delivery.roof.tasks.gates_recompute_task"
 REASON_LENGTH = Stage._meta.get_field("status_reason").max_length
@@ -248,6 +244,7 @@ def stage_complete_on_behalf(*, stage: Stage, user) -> Stage:
     stage.completed_at, stage.completed_by = timezone.now(), user
     _save(stage, ["status", "status_reason", "completed_at", "completed_by"], user=user, why=f"completed{waived}")
     _unblock_dependents(stage, user=user)
+    notify_stage_completed(stage, user=user, waived=waived)
     return stage
 
 
@@ -398,7 +395,8 @@ def gates_recompute(*, project: Project) -> list[Stage]:
     """Compute every stage's gate and store it with computed_at (no history row for a plain refresh).
     A done stage whose gate now fails, with items no waiver of it covers, has regressed: it reopens (in
     progress), the stages that depend on it (directly or not) that were started or done are blocked, each
-    with why, and the project's managers get one email. Returns the stages that regressed."""
+    with why, and the project's managers and technicians get one email after commit (delivery.roof.notifications,
+    unless they turned regressions off). Returns the stages that regressed."""
     stages = list(Stage.objects.select_for_update().filter(project=project).order_by("order", "id"))
     if not stages:
         return []
@@ -422,7 +420,7 @@ def gates_recompute(*, project: Project) -> list[Stage]:
     GateRecompute.objects.filter(project=project).update(computed_at=now)
     if regressed:
         blocked = _reopen(stages, regressed)
-        transaction.on_commit(lambda: _notify_regression(project, regressed, blocked))
+        _notify_regression(project, regressed, blocked)  # sent once this transaction commits
     return regressed
 
 
@@ -447,22 +445,26 @@ def _reopen(stages: list[Stage], regressed: list[Stage]) -> list[Stage]:
 
 
 def _notify_regression(project: Project, regressed: list[Stage], blocked: list[Stage]) -> None:
-    """One email to the project's managers naming what reopened, why, and what it blocks."""
-    emails = sorted(set(Membership.objects.filter(project=project, role=Role.MANAGER).exclude(user__email="")
-                        .values_list("user__email", flat=True)))
-    if not emails:
-        return
+    """One email to the project's managers and technicians naming what reopened, why, and what it blocks."""
     lines = [f"Stages of {project.code} ({project.name}) reopened because their gate no longer passes:", ""]
     for stage in regressed:
         lines.append(f"- {stage.title}: {stage.gate_summary}")
         lines += [f"    {item.get('label')}: {item.get('reason')}" for item in stage.gate_missing[:MISSING_EXAMPLES]]
     if blocked:
         lines += ["", "Blocked until they are done again: " + ", ".join(s.title for s in blocked) + "."]
-    subject = f"[{project.code}] Reopened: " + ", ".join(s.title for s in regressed)
-    try:
-        send_mail(subject[:200], "\n".join(lines), settings.DEFAULT_FROM_EMAIL, emails)
-    except Exception:  # the reopening stands; a mail server that refuses must not undo it
-        logger.exception("could not send the regression email of %s", project.code)
+    notification_send(project=project, kind=NotificationKind.STAGE_REGRESSED,
+                      subject="Reopened: " + ", ".join(s.title for s in regressed), body="\n".join(lines),
+                      link=reverse("delivery:activity", args=[project.code]))
+
+
+def notify_stage_completed(stage: Stage, *, user, waived: str = "") -> None:
+    """The project's members hear that a stage is done (after commit), with who completed it."""
+    project = stage.project
+    who = (user.get_full_name() or user.get_username()) if user is not None else "the system"
+    body = (f"{stage.title} of {project.code} ({project.name}) was completed{waived} by {who} on "
+            f"{timezone.localtime(stage.completed_at):%Y-%m-%d %H:%M}.")
+    notification_send(project=project, kind=NotificationKind.STAGE_COMPLETED, subject=f"Completed: {stage.title}",
+                      body=body, link=reverse("delivery:activity", args=[project.code]))
 
 
 def last_gate_computation(project: Project):

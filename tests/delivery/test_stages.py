@@ -272,7 +272,7 @@ def test_a_verified_cable_marked_faulty_reopens_cabling_blocks_what_depends_on_i
     assert stage(project, "os_drivers").status == StageStatus.SKIPPED
     assert stage(project, "benchmarks").status == StageStatus.NOT_STARTED
     assert len(mail.outbox) == 1
-    assert mail.outbox[0].to == ["mgr@example.com"] and "Cabling" in mail.outbox[0].subject
+    assert mail.outbox[0].bcc == ["mgr@example.com"] and "Cabling" in mail.outbox[0].subject
     assert "C00001" in mail.outbox[0].body and "Link checks" in mail.outbox[0].body
     assert cabling.history.first().history_change_reason == "gate regressed"
 

@@ -24,6 +24,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files import File
 from django.db import connection, transaction
 from django.db.models import Max, Q
+from django.urls import reverse
 from django.utils import timezone
 
 from core.choices import ACTIVE_JOB_STATUSES, JobStatus
@@ -35,6 +36,7 @@ from delivery.models import Project
 from ..choices import SATISFIED_STAGE_STATUSES
 from ..gates import ACCEPTANCE_SIGNED
 from ..models import Stage
+from ..notifications import NotificationKind, notification_send
 from ..services import gates_recompute, stage_complete_on_behalf, unmet_dependencies
 from .models import FileKind, ReportSignature, ReportVersion
 from .sections import summary_figures
@@ -312,7 +314,16 @@ def report_version_render(*, version_id: int, on_progress: ProgressCallback | No
         _delete(version, [item for item in stored if kept.get(f"{item.kind}_file") != item.name])
         return version
     version.append_log(f"Rendered: {figures_line(fields['figures'])}.")
+    _notify_report(version, NotificationKind.REPORT_READY, f"Acceptance report version {version.number} ready",
+                   f"Version {version.number} of the acceptance report is ready to read: "
+                   f"{figures_line(fields['figures'])}.")
     return version
+
+
+def _notify_report(version: ReportVersion, kind: str, subject: str, body: str) -> None:
+    project = version.project
+    notification_send(project=project, kind=kind, subject=subject, body=f"{project.code} ({project.name}): {body}",
+                      link=reverse("reports:version", args=[project.code, version.number]))
 
 
 def figures_line(figures: dict) -> str:
@@ -380,6 +391,9 @@ def report_version_sign(*, version: ReportVersion, user, name: str, title: str, 
     version.signature = signature
     _acceptance_complete(project, user)
     enqueue_on_commit(SIGNED_COPIES_TASK, version.pk)
+    _notify_report(version, NotificationKind.REPORT_SIGNED, f"Acceptance report version {version.number} signed",
+                   f"{values['name']} ({values['title']}) signed version {version.number} of the acceptance "
+                   f"report on {timezone.localtime(signature.signed_at):%Y-%m-%d %H:%M}.")
     return signature
 
 
