@@ -266,6 +266,9 @@ INTEGRATOR_NAME_ZH = os.environ.get("INTEGRATOR_NAME_ZH", "布林集成")
 # applies first: a larger file is checked by sending its SHA-256 instead.
 REPORT_MATCH_MAX_BYTES = int(os.environ.get("REPORT_MATCH_MAX_BYTES", str(512 * 1024 * 1024)))
 
+# The site's own address, put before the paths of the links in notification emails (empty: paths only).
+SITE_URL = os.environ.get("SITE_URL", "")
+
 # Email (stage regressions to the project's managers): printed to the console unless a backend is set,
 # e.g. EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend with EMAIL_HOST.
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
