@@ -34,6 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
+from report_bench_common import openpyxl_floor  # noqa: E402  (bench/ is on sys.path: the script's own folder)
+
 BENCH_DB = "bringup_bench_report"
 FIXTURES = ROOT / "tests" / "fixtures" / "tool-outputs"
 NCCL_GROUP = 8
@@ -254,7 +256,7 @@ def child(step: str, version_id: int, snapshot: str, output: str) -> None:
         with open(snapshot, "rb") as source, open(output, "wb") as target:
             render_xlsx(source, target, edition="full")
     elif step == "openpyxl write-only, rows alone":
-        rows = _openpyxl_rows_alone(snapshot, output)
+        rows = openpyxl_floor(snapshot, output)
     elif step == "render service, end to end":
         from delivery.roof.models import ReportVersion
         from delivery.roof.reports.services import report_version_render
@@ -265,27 +267,6 @@ def child(step: str, version_id: int, snapshot: str, output: str) -> None:
         rows = version.figures.get("rows", 0)
     print(json.dumps({"seconds": time.perf_counter() - started, "cpu_seconds": time.process_time() - cpu_started,
                       "maxrss_mib": _peak_rss_mib(), "bytes": os.path.getsize(output), "rows": rows}))
-
-
-def _openpyxl_rows_alone(snapshot: str, output: str) -> int:
-    """Every table row of the snapshot written to a write-only workbook, a sheet per table, header and values
-    only: no styles, no formats, no formula guard, no summary sheet."""
-    from openpyxl import Workbook
-
-    from delivery.reports import TableRecord, read_snapshot
-
-    workbook, rows = Workbook(write_only=True), 0
-    with open(snapshot, "rb") as source:
-        for section in read_snapshot(source).sections:
-            for block in section.blocks:
-                if isinstance(block, TableRecord):
-                    sheet = workbook.create_sheet(f"{len(workbook.worksheets) + 1}")
-                    sheet.append([column.header for column in block.columns])
-                    for row in block.rows:
-                        sheet.append(row)
-                        rows += 1
-    workbook.save(output)
-    return rows
 
 
 def run_step(step: str, version_id: int, snapshot: Path, folder: Path) -> dict:

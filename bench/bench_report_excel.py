@@ -26,21 +26,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from report_bench_common import openpyxl_floor, write_snapshot  # noqa: E402  (bench/ is on sys.path: the script's own folder)
+
 GOAL_RATIO = 1.5
 GOAL_MIB = 500.0
-CABLES_PER_SERVER = 24  # 24,576 for 1,024 servers
-LINKS_PER_SERVER = 48  # about 49,000
-BANDWIDTH_PER_SERVER = 16  # 16,384
-
-
-def write_snapshot(path: Path, servers: int) -> dict:
-    from tests.delivery.report_samples import write_sample_snapshot
-
-    sizes = {"cables": servers * CABLES_PER_SERVER, "links": servers * LINKS_PER_SERVER,
-             "bandwidth": servers * BANDWIDTH_PER_SERVER}
-    with path.open("wb") as target:
-        write_sample_snapshot(target, **sizes)
-    return sizes
 
 
 # --- what a child process measures ---------------------------------------------------------------------
@@ -60,27 +50,6 @@ def read_only(snapshot: Path, output: Path) -> int:
     return rows
 
 
-def floor(snapshot: Path, output: Path) -> int:
-    """openpyxl's write-only mode writing each table's rows, as the snapshot holds them, to a sheet."""
-    from openpyxl import Workbook
-
-    from delivery.reports import TableRecord, read_snapshot
-
-    workbook = Workbook(write_only=True)
-    rows = 0
-    with snapshot.open("rb") as source:
-        for section in read_snapshot(source).sections:
-            for block in section.blocks:
-                if isinstance(block, TableRecord):
-                    sheet = workbook.create_sheet(f"{len(workbook.worksheets) + 1}")
-                    sheet.append([column.header for column in block.columns])
-                    for values in block.rows:
-                        sheet.append(values)
-                        rows += 1
-    workbook.save(output)
-    return rows
-
-
 def render(snapshot: Path, output: Path, edition: str = "full") -> int:
     from delivery.roof.reports.excel import render_xlsx
 
@@ -90,7 +59,7 @@ def render(snapshot: Path, output: Path, edition: str = "full") -> int:
     return done[0]
 
 
-MEASURES = {"read": read_only, "floor": floor, "render": render,
+MEASURES = {"read": read_only, "floor": openpyxl_floor, "render": render,
             "summary": lambda snapshot, output: render(snapshot, output, "summary")}
 
 

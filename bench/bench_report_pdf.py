@@ -24,21 +24,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from report_bench_common import write_snapshot  # noqa: E402  (bench/ is on sys.path: the script's own folder)
+
 GOAL_S = 120.0
 GOAL_MIB = 500.0
-CABLES_PER_SERVER = 24  # 24,576 for 1,024 servers
-LINKS_PER_SERVER = 48  # both ends of the server links and the fabric's: about 49,000
-BANDWIDTH_PER_SERVER = 16  # 16,384: CPU path and GPU RDMA per server port
-
-
-def write_snapshot(path: Path, servers: int) -> dict:
-    from tests.delivery.report_samples import write_sample_snapshot
-
-    sizes = {"cables": servers * CABLES_PER_SERVER, "links": servers * LINKS_PER_SERVER,
-             "bandwidth": servers * BANDWIDTH_PER_SERVER}
-    with path.open("wb") as target:
-        write_sample_snapshot(target, **sizes)
-    return sizes
 
 
 def render_child(snapshot: str, edition: str, output: str) -> None:

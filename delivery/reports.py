@@ -250,23 +250,10 @@ class SnapshotWriter:
 
 
 @dataclass
-class ColumnRecord:
-    key: str
-    label: str
-    unit: str
-    kind: str
-    width: float
-
-    @property
-    def header(self) -> str:
-        return f"{self.label} ({self.unit})" if self.unit else self.label
-
-
-@dataclass
 class TableRecord:
     key: str
     title: str
-    columns: list[ColumnRecord]
+    columns: list[Column]  # read back as written
     row_count: int
     summary_rows: int
     verdict_column: str
@@ -362,7 +349,7 @@ def _blocks(cursor: _Cursor) -> Iterator[Paragraph | Facts | Chart | TableRecord
             yield TableRecord(
                 key=record["key"], title=record["title"], row_count=record["row_count"],
                 summary_rows=record["summary_rows"], verdict_column=record.get("verdict_column", ""),
-                note=record.get("note", ""), columns=[ColumnRecord(**column) for column in record["columns"]],
+                note=record.get("note", ""), columns=[Column(**column) for column in record["columns"]],
                 rows=_rows(cursor),
             )
             while cursor.current is not None and cursor.current["t"] == "row":

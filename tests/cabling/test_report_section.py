@@ -16,8 +16,9 @@ from cabling.choices import CableStatus, FabricState
 from cabling.exports.fabric_drawing import fabric_drawing
 from cabling.models import Cable
 from cabling.report_sections import CHART_KIND, REMOVED_NOTE, how_verified, topology_section
-from delivery.reports import Chart, Facts, SnapshotWriter, TableRecord, read_snapshot, report_registry
+from delivery.reports import Chart, Facts, SnapshotWriter, report_registry
 from tests.factories import UserFactory
+from tests.report_support import section_titles, sections_snapshot, sections_written
 from tests.support import count_queries
 
 from .conftest import connect, ports_of
@@ -29,37 +30,24 @@ COMPARED_AT = datetime(2026, 11, 21, 8, 30, tzinfo=UTC)
 
 
 def snapshot_of(project) -> bytes:
-    """The topology section as the roof writes it: the registered provider, through SnapshotWriter."""
-    registered = {s.key: s for s in report_registry.sections()}["topology"]
-    buffer = io.BytesIO()
-    writer = SnapshotWriter(buffer)
-    writer.meta({"report": {}})
-    section = registered.provider(project)
-    assert section is not None
-    writer.section(registered.key, registered.title, registered.order, section)
-    writer.close()
-    return buffer.getvalue()
+    return sections_snapshot(project, ["topology"])
 
 
 def blocks_of(project) -> dict:
-    """Tables by key (header record and rows), plus the facts and the chart, read back from the snapshot."""
-    found: dict = {"tables": {}}
-    for section in read_snapshot(io.BytesIO(snapshot_of(project))).sections:
-        assert (section.key, section.title, section.order) == ("topology", "Topology and cable plan", 40)
-        for block in section.blocks:
-            if isinstance(block, TableRecord):
-                found["tables"][block.key] = (block, list(block.rows))
-            elif isinstance(block, Facts):
-                found["facts"] = dict(block.items)
-            elif isinstance(block, Chart):
-                found["chart"] = block
+    """Tables by key (record and rows as dicts), plus the facts and the chart, read back from the snapshot."""
+    assert section_titles(project, ["topology"]) == [("topology", "Topology and cable plan", 40)]
+    blocks = sections_written(project, ["topology"])["topology"]
+    found: dict = {"tables": {table.key: (table, rows) for table, rows in (b for b in blocks if isinstance(b, tuple))}}
+    for block in blocks:
+        if isinstance(block, Facts):
+            found["facts"] = dict(block.items)
+        elif isinstance(block, Chart):
+            found["chart"] = block
     return found
 
 
 def rows_of(project, key: str) -> list[dict]:
-    table, rows = blocks_of(project)["tables"][key]
-    assert table.row_count == len(rows)
-    return [dict(zip([c.key for c in table.columns], row, strict=True)) for row in rows]
+    return blocks_of(project)["tables"][key][1]
 
 
 @pytest.fixture

@@ -24,6 +24,12 @@ FORMULA_LABEL = "=HYPERLINK(\"http://evil\")"
 PROJECT_NAME_ZH = "上海智算中心一期"
 CUSTOMER_NAME_ZH = "星河人工智能有限公司"
 INTEGRATOR_NAME_ZH = "北辰系统集成"
+# What the roof hands a renderer for a signed copy (the contract in delivery.roof.reports.services).
+SIGNATURE = {
+    "name": "李伟 Li Wei", "title": "CTO, Galaxy AI", "statement": "We accept the cluster as delivered.",
+    "signed_at": "2026-12-02T10:30:00+08:00", "version": 1,
+    "original_sha256": {"pdf": "a" * 64, "xlsx": "b" * 64},
+}
 
 
 def _bars(data: dict, *, width: float, height: float) -> Drawing:

@@ -30,15 +30,11 @@ from .report_samples import (
     FORMULA_LABEL,
     INTEGRATOR_NAME_ZH,
     PROJECT_NAME_ZH,
+    SIGNATURE,
     sample_meta,
     sample_snapshot,
 )
 
-SIGNATURE = {
-    "name": "李伟 Li Wei", "title": "CTO, Galaxy AI", "statement": "We accept the cluster as delivered.",
-    "signed_at": "2026-12-02T10:30:00+08:00", "version": 1,
-    "original_sha256": {"pdf": "a" * 64, "xlsx": "b" * 64},
-}
 CABLES_SHEET = "Topology and cable… - Cable map"
 LINKS_SHEET = "Physical link health - Ports"
 PASS, WARN, FAIL = "C8E6C9", "FFE0B2", "FFCDD2"

@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from delivery.reports import ColumnRecord, SnapshotError, report_registry
+from delivery.reports import Column, SnapshotError, report_registry
 from delivery.roof.reports import pdf_text
 from delivery.roof.reports.pdf import render_pdf
 from delivery.roof.reports.pdf_tables import RowCounter, RowSource, RowTable, table_layout
@@ -30,6 +30,7 @@ from .report_samples import (
     FORMULA_LABEL,
     INTEGRATOR_NAME_ZH,
     PROJECT_NAME_ZH,
+    SIGNATURE,
     sample_meta,
     sample_snapshot,
 )
@@ -37,11 +38,6 @@ from .report_samples import (
 PDFTOTEXT = shutil.which("pdftotext")  # poppler-utils, with pdfinfo
 PDFINFO = shutil.which("pdfinfo")
 REPORT_ID = sample_meta()["report"]["id"]
-SIGNATURE = {
-    "name": "李伟 Li Wei", "title": "CTO, Galaxy AI", "statement": "We accept the cluster as delivered.",
-    "signed_at": "2026-12-02T10:30:00+08:00", "version": 1,
-    "original_sha256": {"pdf": "a" * 64, "xlsx": "b" * 64},
-}
 
 
 def rendered(snapshot: bytes, **options) -> bytes:
@@ -308,7 +304,7 @@ def test_a_table_reads_from_the_snapshot_only_the_rows_of_the_page_it_fills():
 
     read = itertools.count()
     rows = ([f"row {next(read)}", n] for n in range(10**9))
-    columns = [ColumnRecord("name", "Name", "", "text", 10), ColumnRecord("n", "N", "", "int", 4)]
+    columns = [Column("name", "Name", "", "text", 10), Column("n", "N", "", "int", 4)]
     table = RowTable(table_layout(columns, width=500, fonts=register_fonts()), RowSource(rows),
                      counter=RowCounter(None))
     width, height = table.wrap(500, 700)

@@ -9,12 +9,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from delivery.reports import Facts, SnapshotWriter, TableRecord, read_snapshot, report_registry
+from delivery.reports import Facts, SnapshotWriter
 from inventory.choices import DeviceRole, OpticStatus
 from inventory.models import Device, Nic, Optic, Port
 from inventory.report_sections import inventory_section
 from inventory.services import device_create, optic_install
 from tests.factories import HardwareModelFactory, OpticFactory, RackFactory, SiteFactory, gpu_server_model
+from tests.report_support import section_titles, sections_snapshot, sections_written
 from tests.support import count_queries
 
 pytestmark = pytest.mark.django_db
@@ -24,34 +25,24 @@ DOM_AT = datetime(2026, 11, 25, 7, 45, tzinfo=UTC)
 
 
 def snapshot_of(project) -> bytes:
-    registered = {s.key: s for s in report_registry.sections()}["inventory"]
-    buffer = io.BytesIO()
-    writer = SnapshotWriter(buffer)
-    writer.meta({"report": {}})
-    section = registered.provider(project)
-    assert section is not None
-    writer.section(registered.key, registered.title, registered.order, section)
-    writer.close()
-    return buffer.getvalue()
+    return sections_snapshot(project, ["inventory"])
 
 
 def blocks_of(project) -> dict:
-    found: dict = {"tables": {}, "order": []}
-    for section in read_snapshot(io.BytesIO(snapshot_of(project))).sections:
-        assert (section.key, section.title, section.order) == ("inventory", "Inventory", 30)
-        for block in section.blocks:
-            if isinstance(block, TableRecord):
-                found["tables"][block.key] = (block, list(block.rows))
-                found["order"].append(block.key)
-            elif isinstance(block, Facts):
-                found["facts"] = dict(block.items)
+    """Tables by key (record and rows as dicts) with their order, and the facts, read back from the snapshot."""
+    assert section_titles(project, ["inventory"]) == [("inventory", "Inventory", 30)]
+    blocks = sections_written(project, ["inventory"])["inventory"]
+    tables = [b for b in blocks if isinstance(b, tuple)]
+    found: dict = {"tables": {table.key: (table, rows) for table, rows in tables},
+                   "order": [table.key for table, _ in tables]}
+    for block in blocks:
+        if isinstance(block, Facts):
+            found["facts"] = dict(block.items)
     return found
 
 
 def rows_of(project, key: str) -> list[dict]:
-    table, rows = blocks_of(project)["tables"][key]
-    assert table.row_count == len(rows)
-    return [dict(zip([c.key for c in table.columns], row, strict=True)) for row in rows]
+    return blocks_of(project)["tables"][key][1]
 
 
 def build(project, *, servers: int, optics: int, prefix: str = "gpu"):

@@ -19,7 +19,8 @@ from reportlab.graphics import renderPDF
 from reportlab.graphics.shapes import Drawing, Group, String
 
 from core.choices import JobStatus
-from delivery.reports import Chart, Facts, Paragraph, SnapshotWriter, TableRecord, read_snapshot, report_registry
+from delivery.reports import Chart, Facts, Paragraph, TableRecord, report_registry
+from tests.report_support import sections_written
 from tests.support import count_queries
 from validation import charts, soak, tasks
 from validation.choices import CheckKind, LinkState, ResultStatus, Verdict
@@ -43,29 +44,7 @@ T0 = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
 
 
 def written(project, keys=OURS) -> dict[str, list]:
-    """The sections as a snapshot holds them: each provider's section written with the real writer, then read
-    back; a table is (its record, its rows as dicts by column key)."""
-    buffer = io.BytesIO()
-    writer = SnapshotWriter(buffer)
-    writer.meta({})
-    for registered in report_registry.sections():
-        if registered.key in keys:
-            section = registered.provider(project)
-            assert section is not None, registered.key  # a check not run is said, not left out
-            writer.section(registered.key, registered.title, registered.order, section)
-    writer.close()
-    buffer.seek(0)
-    sections = {}
-    for section in read_snapshot(buffer).sections:
-        blocks = []
-        for block in section.blocks:
-            if isinstance(block, TableRecord):
-                keys_ = [c.key for c in block.columns]
-                blocks.append((block, [dict(zip(keys_, row, strict=True)) for row in block.rows]))
-            else:
-                blocks.append(block)
-        sections[section.key] = blocks
-    return sections
+    return sections_written(project, keys)
 
 
 def table(blocks, key: str) -> tuple[TableRecord, list[dict]]:

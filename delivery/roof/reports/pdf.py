@@ -35,7 +35,7 @@ from reportlab.platypus import Paragraph as ParagraphFlowable
 from reportlab.platypus.flowables import PageBreak, PageBreakIfNotEmpty
 
 from core.fonts import Fonts, register_fonts
-from delivery.reports import Chart, ColumnRecord, Facts, Paragraph, TableRecord, read_snapshot, report_registry
+from delivery.reports import Chart, Column, Facts, Paragraph, TableRecord, read_snapshot, report_registry
 
 from .pdf_contents import (
     PAGES_TOTAL_FORM,
@@ -236,7 +236,7 @@ class _Report:
         return Heading(markup(entry.title, self.fonts.bold), style, entry=entry, book=self.book)
 
     def facts_table(self, rows: list[tuple[str, str]], *, label_share: float = 0.38) -> RowTable:
-        columns = [ColumnRecord("label", "", "", "text", label_share), ColumnRecord("value", "", "", "text",
+        columns = [Column("label", "", "", "text", label_share), Column("value", "", "", "text",
                                                                                      1 - label_share)]
         layout = table_layout(columns, width=self.frame_width, fonts=self.fonts, header=False)
         return RowTable(layout, RowSource(iter(rows)), counter=RowCounter(None))
@@ -393,7 +393,7 @@ class _Report:
 
     def cluster_table(self) -> RowTable:
         cluster = self.meta_part("cluster")
-        columns = [ColumnRecord(key, label, "", "int", 1) for key, label in CLUSTER_FIGURES]
+        columns = [Column(key, label, "", "int", 1) for key, label in CLUSTER_FIGURES]
         layout = table_layout(columns, width=self.frame_width, fonts=self.fonts)
         row = [cluster.get(key) for key, _ in CLUSTER_FIGURES]
         return RowTable(layout, RowSource(iter([row])), counter=RowCounter(None))

@@ -74,7 +74,7 @@ class TableLayout:
 
 
 def comfortable_width(columns: Sequence) -> float:
-    """The width in points the columns (delivery.reports.ColumnRecord) need to be read without cramping."""
+    """The width in points the columns (delivery.reports.Column) need to be read without cramping."""
     return sum(max(_weight(column) * POINTS_PER_WIDTH_UNIT, MIN_COLUMN_POINTS) for column in columns)
 
 
@@ -84,7 +84,7 @@ def _weight(column) -> float:
 
 def table_layout(columns: Sequence, *, width: float, fonts: Fonts, verdict_column: str = "",
                  header: bool = True) -> TableLayout:
-    """A layout for snapshot columns (delivery.reports.ColumnRecord): their relative widths scaled to
+    """A layout for snapshot columns (delivery.reports.Column): their relative widths scaled to
     `width`; a width that is not a positive number counts as the average of the others."""
     weights = [_weight(column) for column in columns]
     known = [weight for weight in weights if weight]
