@@ -7,7 +7,7 @@ are edited inline on their cable (the port's database-unique constraint still re
 from django.contrib import admin
 from simple_history.admin import SimpleHistoryAdmin
 
-from .models import Cable, CableEnd, FabricPlan, LabelSheetExport, ScanEvent
+from .models import Cable, CableEnd, FabricPlan, LabelSheetExport, ScanEvent, Swap
 
 
 class CableEndInline(admin.TabularInline):
@@ -22,7 +22,7 @@ class CableAdmin(SimpleHistoryAdmin):
     list_display = ["label", "project", "network", "plane", "cable_type", "length_m", "speed_gbps", "status",
                     "verified_at"]
     list_filter = ["status", "fabric_state", "network", "cable_type", "project"]
-    search_fields = ["label", "project__code", "part_number"]
+    search_fields = ["label", "project__code", "part_number", "serial"]
     list_select_related = ["project"]
     autocomplete_fields = ["project"]
     inlines = [CableEndInline]
@@ -79,6 +79,28 @@ class ScanEventAdmin(admin.ModelAdmin):
     search_fields = ["raw_code", "reason", "idempotency_key", "user__username", "project__code"]
     list_select_related = ["project", "user"]
     date_hierarchy = "created_at"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Swap)
+class SwapAdmin(SimpleHistoryAdmin):
+    """Swaps are recorded on the floor (cabling.services.swaps: it moves the optics and sends the cable back
+    through verification) and their RMA moved on on the swap's page; here they are only looked up."""
+
+    list_display = ["recorded_at", "project", "kind", "old_serial", "new_serial", "rma_case", "rma_state",
+                    "recorded_by"]
+    list_filter = ["kind", "rma_state", "project"]
+    search_fields = ["old_serial", "new_serial", "rma_case", "cable__label", "project__code"]
+    list_select_related = ["project", "recorded_by"]
+    date_hierarchy = "recorded_at"
 
     def has_add_permission(self, request):
         return False

@@ -77,3 +77,29 @@ class LabelStockName(models.TextChoices):
 
     L7651 = "L7651", "Avery L7651 (A4, 65 per sheet)"
     THERMAL_2X1 = "thermal-2x1", "Thermal roll, 2 x 1 in"
+
+
+class SwapKind(models.TextChoices):
+    """What a swap replaced on the floor."""
+
+    OPTIC = "optic", "Optic"
+    CABLE = "cable", "Cable"
+
+
+class RmaState(models.TextChoices):
+    """Where the returned part stands with its vendor, in the order an RMA usually goes. Blank-free: "none"
+    is a part scrapped or kept without a return (a cable cut to length, an optic the site keeps as spare)."""
+
+    NONE = "none", "No RMA"
+    OPEN = "open", "Case opened, awaiting the vendor's RMA number"
+    TO_SHIP = "to_ship", "Authorised, to ship back"
+    SHIPPED = "shipped", "Shipped to the vendor"
+    REPLACED = "replaced", "Replaced by the vendor"
+    CREDITED = "credited", "Credited by the vendor"
+    REJECTED = "rejected", "Rejected by the vendor (no fault found)"
+
+
+# Where the vendor has had its last word: nothing more is expected of the case.
+CLOSED_RMA_STATES = frozenset({RmaState.REPLACED, RmaState.CREDITED, RmaState.REJECTED})
+# Past the first step an RMA has the vendor's case number.
+RMA_STATES_NEEDING_CASE = frozenset(RmaState.values) - {RmaState.NONE, RmaState.OPEN}

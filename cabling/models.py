@@ -23,10 +23,12 @@ from .choices import (
     FabricState,
     LabelScope,
     LabelStockName,
+    RmaState,
     ScanAction,
     ScanResult,
     ScanSource,
     Side,
+    SwapKind,
 )
 
 
@@ -39,6 +41,10 @@ class Cable(models.Model):
     length_m = models.DecimalField(max_digits=6, decimal_places=1)
     speed_gbps = models.PositiveIntegerField()
     part_number = models.CharField(max_length=100, blank=True)
+    serial = models.CharField(
+        max_length=100, blank=True,
+        help_text="The physical cable's manufacturer serial, recorded when it is swapped (blank: not recorded).",
+    )
     optic_part_a = models.CharField(max_length=100, blank=True, help_text="Transceiver needed at the A end.")
     optic_part_b = models.CharField(max_length=100, blank=True, help_text="Transceiver needed at each B end.")
     status = models.CharField(max_length=16, choices=CableStatus.choices, default=CableStatus.PLANNED)
@@ -52,6 +58,12 @@ class Cable(models.Model):
     fabric_state = models.CharField(max_length=16, choices=FabricState.choices, blank=True)
     fabric_checked_at = models.DateTimeField(
         null=True, blank=True, help_text="When the topology comparison that set fabric_state ran."
+    )
+    # The burn-up dates a fabric-verified cable by this, not by fabric_checked_at, which every comparison moves.
+    fabric_verified_at = models.DateTimeField(
+        null=True, blank=True,
+        help_text="When the topology comparison that verified it by the fabric's word ran; cleared when it "
+                  "leaves verified or a scan verifies it.",
     )
     removed_from_plan = models.BooleanField(
         default=False,
@@ -223,3 +235,68 @@ class ScanEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.project_id} scan {self.pk}: {self.raw_code} ({self.result})"
+
+
+class Swap(models.Model):
+    """One part replaced on the floor: an optic in its port, or a cable between its ends. It keeps the
+    serial that went out and the one that came in, why, who and when, and the RMA case of the part sent
+    back with where it stands. Written by cabling.services.swaps (which also sends the port's cable back
+    through verification); only the RMA fields change afterwards. An optic swap names the optic that
+    went out (`optic`, kept: PROTECT) and its port; a cable swap names the cable: exactly the right one
+    is set (the check constraint)."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="swaps")
+    kind = models.CharField(max_length=8, choices=SwapKind.choices)
+    optic = models.ForeignKey(
+        Optic, on_delete=models.PROTECT, null=True, blank=True, related_name="swaps_out",
+        help_text="The optic taken out (optic swaps).",
+    )
+    new_optic = models.ForeignKey(
+        Optic, on_delete=models.PROTECT, null=True, blank=True, related_name="swaps_in",
+        help_text="The optic put in its place (optic swaps).",
+    )
+    port = models.ForeignKey(
+        Port, on_delete=models.PROTECT, null=True, blank=True, related_name="+",
+        help_text="The port (cage) the optic was replaced in (optic swaps).",
+    )
+    cable = models.ForeignKey(
+        Cable, on_delete=models.CASCADE, null=True, blank=True, related_name="swaps",
+        help_text="The cable replaced (cable swaps).",
+    )
+    old_serial = models.CharField(max_length=100, blank=True, help_text="The serial that went out.")
+    new_serial = models.CharField(max_length=100, help_text="The serial that came in.")
+    reason = models.TextField(help_text="Why it was replaced: what was seen on the floor or in a check.")
+    rma_case = models.CharField(max_length=100, blank=True, help_text="The vendor's RMA number.")
+    rma_state = models.CharField(max_length=10, choices=RmaState.choices, default=RmaState.NONE)
+    rma_updated_at = models.DateTimeField(null=True, blank=True, help_text="When the RMA fields last changed.")
+    recorded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    recorded_at = models.DateTimeField()
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-recorded_at", "-id"]
+        indexes = [
+            models.Index(fields=["project", "-recorded_at"], name="swap_project_recent"),
+            models.Index(fields=["project", "rma_state"], name="swap_project_rma_state"),
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(kind=SwapKind.OPTIC, optic__isnull=False, port__isnull=False, cable__isnull=True)
+                           | Q(kind=SwapKind.CABLE, cable__isnull=False, optic__isnull=True, new_optic__isnull=True,
+                               port__isnull=True)),
+                name="swap_names_what_it_replaced",
+                violation_error_message="An optic swap names the optic and its port; a cable swap names the cable.",
+            ),
+            models.CheckConstraint(condition=~Q(new_serial=""), name="swap_new_serial_given"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.project_id} swap {self.pk}: {self.old_serial or '?'} -> {self.new_serial}"
+
+    @property
+    def serials_text(self) -> str:
+        """'FS123 -> FS456' as the punch list and the pages name a swap."""
+        return f"{self.old_serial or 'unrecorded serial'} → {self.new_serial}"

@@ -1,4 +1,5 @@
-"""What cabling adds to inventory's pages (core.panels): a device's ports, each with its cable and far end.
+"""What cabling adds to inventory's pages (core.panels): a device's ports, each with its cable and far end;
+and the swaps of a cable or an optic, on its page (cabling.swap_panels).
 
 Inventory may not import cabling, yet a port's far end is cabling's business: the device page asks
 core.panels for its panels and this one, registered in CablingConfig.ready(), shows the ports one page
@@ -12,6 +13,7 @@ from __future__ import annotations
 from core.panels import Panel, register_panel
 
 from .selectors import device_ports_page
+from .swap_panels import register as register_swap_panels
 
 PAGE_PARAM, QUERY_PARAM = "ports_page", "ports_q"  # as the panel's template writes them
 
@@ -23,6 +25,7 @@ def device_ports(request, device, project) -> dict:
 
 
 def register() -> None:
+    register_swap_panels()  # the swaps of a cable (its page) and of an optic (inventory's optic page)
     register_panel("inventory.device", Panel(
         key="ports", title="Ports and cables", template="cabling/panels/device_ports.html", context=device_ports,
         order=10,

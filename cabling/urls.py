@@ -2,7 +2,8 @@
 
 from django.urls import path
 
-from . import views
+from . import swap_views, views
+from .choices import SwapKind
 
 app_name = "cabling"
 
@@ -18,4 +19,8 @@ urlpatterns = [
     path("ports/<int:pk>/trace/", views.PortTraceView.as_view(), name="port-trace"),
     path("search/", views.SearchView.as_view(), name="search"),
     path("progress/", views.ProgressView.as_view(), name="progress"),
+    path("swaps/", swap_views.SwapListView.as_view(), name="swap-list"),
+    path("swaps/<int:pk>/", swap_views.SwapDetailView.as_view(), name="swap-detail"),
+    path("swaps/new/optic/<int:pk>/", swap_views.SwapCreateView.as_view(kind=SwapKind.OPTIC), name="swap-optic"),
+    path("swaps/new/cable/<int:pk>/", swap_views.SwapCreateView.as_view(kind=SwapKind.CABLE), name="swap-cable"),
 ]

@@ -18,7 +18,8 @@ _PANELS: dict[str, dict[str, Panel]] = {}
 @dataclass(frozen=True)
 class Panel:
     """`context(request, obj, project)` returns what `template` reads (as `panel.context`); it runs only
-    when the page is shown, and must keep its queries constant (paginate, aggregate)."""
+    when the page is shown, and must keep its queries constant (paginate, aggregate). It returns None
+    when the person looking may not see the panel at all (its card is left out)."""
 
     key: str  # unique for the model: an app registering twice replaces its panel
     title: str
@@ -42,4 +43,5 @@ def register_panel(model_label: str, panel: Panel) -> None:
 
 def panels_for(model_label: str, *, request, obj, project) -> list[ShownPanel]:
     panels = sorted(_PANELS.get(model_label.lower(), {}).values(), key=lambda p: (p.order, p.key))
-    return [ShownPanel(p.key, p.title, p.template, p.context(request, obj, project)) for p in panels]
+    shown = ((p, p.context(request, obj, project)) for p in panels)
+    return [ShownPanel(p.key, p.title, p.template, context) for p, context in shown if context is not None]

@@ -207,6 +207,8 @@ class OpticDetailView(ProjectViewMixin, DetailView):
         context = super().get_context_data(**kwargs)
         context["dom_lanes"] = dom_lanes(self.object)
         context["history"] = history_rows(self.object.history.all())
+        # What upper apps add (cabling: the optic's swaps and its Replace button), without importing them.
+        context["panels"] = panels_for("inventory.optic", request=self.request, obj=self.object, project=self.project)
         return context
 
 

@@ -1,5 +1,5 @@
 """The cabling API's routes (`register`): fabric plans here; the floor's cables (cables.py), scans
-(scans.py) and search (search.py) in their own modules.
+(scans.py), search (search.py) and swaps (swaps.py) in their own modules.
 
 Fabric plan endpoints. POST /api/fabric-plans/preview/ plans a spec for a project and answers with
 the figures and the diff (400 naming the spec field when it cannot be planned); POST
@@ -31,6 +31,7 @@ from .serializers import (
     FabricPlanPreviewSerializer,
     FabricPlanSerializer,
 )
+from .swaps import SwapViewSet
 
 NOT_A_MANAGER = "Only the project's managers may plan its fabric."
 PLANNING = Capability.MANAGE_PROJECT  # to read plans and to write them
@@ -105,3 +106,4 @@ def register(router) -> None:
     router.register("cables", CableViewSet, basename="cable")
     router.register("scans", ScanViewSet, basename="scan")
     router.register("search", SearchViewSet, basename="search")
+    router.register("swaps", SwapViewSet, basename="swap")

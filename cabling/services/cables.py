@@ -45,11 +45,12 @@ def cable_status_set(
         cause = f"Set to {label} by {person(user) if user else 'hand'}" + (f": {reason}" if reason else ".")
     cause = cause_text(cause)
     for cable in changing:
-        cable.status, cable.status_cause = status, cause
+        # Never to verified (refused above): a fabric-verified cable leaving it loses the fabric's date.
+        cable.status, cable.status_cause, cable.fabric_verified_at = status, cause, None
         # Only the status changes: its choices are checked; uniqueness and constraints cannot change.
         cable.full_clean(exclude=_NOT_STATUS, validate_unique=False, validate_constraints=False)
-    bulk_update_with_history(changing, Cable, ["status", "status_cause"], batch_size=BATCH, default_user=user,
-                             default_change_reason=cause)
+    bulk_update_with_history(changing, Cable, ["status", "status_cause", "fabric_verified_at"], batch_size=BATCH,
+                             default_user=user, default_change_reason=cause)
     for project_id in sorted({cable.project_id for cable in changing}):
         evidence_changed_send(project_id=project_id, what="cable")  # a verified cable marked faulty regresses
     return len(changing)

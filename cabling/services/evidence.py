@@ -3,9 +3,10 @@ ports, each change with its cause and a history row.
 
 - A scan of every end (cabling.services.scans) verifies a cable; its ports move on to connected.
 - The topology comparison (`cables_fabric_observe`): a link seen ok verifies the cable "by the fabric"
-  and its ports are up; a missing link takes its ports down, and a cable that only the fabric had
-  verified back to installed (a scan-verified cable stays verified: it was seen in place); a miswired or
-  degraded link makes the cable faulty and its ports down.
+  and its ports are up (fabric_verified_at: when it did, the burn-up's date for it); a missing link takes
+  its ports down, and a cable that only the fabric had verified back to installed (a scan-verified cable
+  stays verified: it was seen in place); a miswired or degraded link makes the cable faulty and its ports
+  down. A cable leaving verified loses its fabric_verified_at.
 - The link-health check (`cables_link_observe`): a link seen ok makes a planned cable installed and its
   ports up; a failed one makes the cable faulty and its ports down, the cause naming the run and why.
 
@@ -52,7 +53,8 @@ def _chunks(ids: list[int]) -> Iterable[list[int]]:
 
 
 # What cables_fabric_observe and cables_link_observe read of a cable to decide its move.
-DECIDING_FIELDS = ("pk", "status", "status_cause", "fabric_state", "fabric_checked_at", "verified_at")
+DECIDING_FIELDS = ("pk", "status", "status_cause", "fabric_state", "fabric_checked_at", "verified_at",
+                   "fabric_verified_at")
 
 
 def _locked_cables(project, ids: Iterable[int]) -> list[Cable]:
@@ -163,6 +165,8 @@ def cables_fabric_observe(
             ports_to[cable.pk] = PortStatus.DOWN
         if cable.status != before[0]:
             cable.status_cause = cause
+            # The burn-up's date for a cable the fabric verifies: this comparison, kept while it stays verified.
+            cable.fabric_verified_at = checked_at if cable.status == CableStatus.VERIFIED else None
         if (cable.status, cable.fabric_state) != before:
             changed.append(cable)
     # Every cable seen gets the time of the comparison; only those that changed get a history row.
@@ -170,8 +174,8 @@ def cables_fabric_observe(
     for chunk in _chunks(seen_ids):
         Cable.objects.filter(project=project, pk__in=chunk).update(fabric_checked_at=checked_at)
     if changed:
-        _write_cables(changed, ["status", "status_cause", "fabric_state", "fabric_checked_at"], user=user,
-                      cause=cause, at=checked_at)
+        _write_cables(changed, ["status", "status_cause", "fabric_state", "fabric_checked_at", "fabric_verified_at"],
+                      user=user, cause=cause, at=checked_at)
     _move_ports_of(ports_to, cause_of=dict.fromkeys(ports_to, cause), user=user, at=checked_at)
     if changed:
         evidence_changed_send(project_id=project.pk, what="cable")  # the stage gates read cable states
@@ -197,14 +201,14 @@ def cables_link_observe(
         else:
             target = CableStatus.INSTALLED if cable.status == CableStatus.PLANNED else cable.status
             ports_to[cable.pk] = PortStatus.UP
-        if target != cable.status:
-            cable.status, cable.status_cause = target, causes[cable.pk]
+        if target != cable.status:  # never to verified: a verified cable that moves leaves it
+            cable.status, cable.status_cause, cable.fabric_verified_at = target, causes[cable.pk], None
             changed.append(cable)
     by_cause: dict[str, list[Cable]] = defaultdict(list)
     for cable in changed:
         by_cause[cable.status_cause].append(cable)
     for reason, cables in by_cause.items():
-        _write_cables(cables, ["status", "status_cause"], user=user, cause=reason, at=at)
+        _write_cables(cables, ["status", "status_cause", "fabric_verified_at"], user=user, cause=reason, at=at)
     _move_ports_of(ports_to, cause_of=causes, user=user, at=at)
     if changed:
         evidence_changed_send(project_id=project.pk, what="cable")  # the stage gates read cable states

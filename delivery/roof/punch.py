@@ -16,6 +16,17 @@ runs whenever evidence changes (delivery.evidence.evidence_changed), never on a 
   "fixed" and the next passing check confirms it.
 
 Evidence is applied once per item (`evidence_at`): a sync reading a result again changes nothing.
+
+Swaps (cabling's Swap: an optic or a cable replaced on the floor) are read by the same sync, before the
+evidence: an open or in-progress item whose object is the part replaced (the optic, the cable, or the port,
+with the cage's lanes and the cables in it) becomes fixed, its resolution note naming the swap (serial out
+-> serial in, the RMA case). The swap is no proof that the link works: the item becomes verified only the
+usual way, when a later check or comparison of its object passes. A swap is applied to an item at most once:
+an item already fixed since the swap was recorded (by it or by hand) and reopened afterwards stays open.
+
+A scan of every end of a cable (its `verified_at`) is passing evidence too, for the items opened by hand on
+that cable: a crushed cable replaced is proved in place by its scans (an out-of-band cable never gets a link
+check). An item opened by a failed check still needs a passing check.
 """
 
 from __future__ import annotations
@@ -25,8 +36,11 @@ from datetime import datetime, timedelta
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
+from cabling.choices import CableStatus, RmaState, SwapKind
+from cabling.models import Cable, CableEnd, Swap
 from core.choices import JobStatus
 from delivery.access import Capability, can
 from delivery.models import Project
@@ -43,6 +57,8 @@ from .models import PunchItem, PunchSync
 
 SERIOUS_LINK_STATES = (LinkState.MISWIRED, LinkState.MISSING)  # major items; unplanned or degraded: minor
 FAILING_VERDICTS = (Verdict.FAIL, Verdict.ERROR)  # a warning is a working link, as the gates read it
+# Swaps are read again from this long before the last sync as well (a swap committed late is not missed).
+SWAPS_OVERLAP = timedelta(minutes=10)
 # Results are read again from this long before the last sync's newest one: a result that finished just
 # before it but committed after is not missed (reading one twice changes nothing).
 RESULTS_OVERLAP = timedelta(minutes=10)
@@ -325,6 +341,23 @@ def _open_from(project: Project, evidence: Evidence) -> PunchItem:
     return _save(item, user=None, why="opened from the evidence")
 
 
+SCAN_PROOF = "scan:cable:"  # the fingerprint of a scan's evidence (never an item's: it only verifies)
+
+
+def _scans_evidence(project: Project, since: datetime | None) -> dict[str, Evidence]:
+    """Passing evidence about the cables a scan of every end verified since `since` (less the overlap): the
+    cable is in place as planned. One query."""
+    cables = Cable.objects.filter(project=project, status=CableStatus.VERIFIED, verified_at__isnull=False)
+    if since is not None:
+        cables = cables.filter(verified_at__gte=since - SWAPS_OVERLAP)
+    found = {}
+    for pk, label, at in cables.values_list("pk", "label", "verified_at").iterator(chunk_size=2000):
+        fingerprint = f"{SCAN_PROOF}{pk}"
+        found[fingerprint] = Evidence(fingerprint=fingerprint, failing=False, at=at, object_kind=PunchObjectKind.CABLE,
+                                      object_id=pk, note=_fit(f"{label} verified by a scan of every end.", NOTE_LENGTH))
+    return found
+
+
 def _manual_items_verified(project: Project, evidence: dict[str, Evidence]) -> int:
     """Fixed items opened by hand on an object have no fingerprint: a passing result of the same object,
     taken after the fix, verifies them too."""
@@ -338,25 +371,128 @@ def _manual_items_verified(project: Project, evidence: dict[str, Evidence]) -> i
             key = (item.object_kind, item.object_id)
             if key not in passing or item.at > passing[key].at:
                 passing[key] = item
-    failing = {(e.object_kind, e.object_id) for e in evidence.values() if e.failing and e.object_kind}
+    # The newest failure of each object: one seen after the fix says the fix did not hold (a failure from
+    # before it, read again within the overlap, says nothing about the fix).
+    failing: dict[tuple[str, int], datetime] = {}
+    for e in evidence.values():
+        key = (e.object_kind, e.object_id)
+        if e.failing and e.object_kind and (key not in failing or e.at > failing[key]):
+            failing[key] = e.at
     verified = 0
     for item in fixed:
-        proof = passing.get((item.object_kind, item.object_id))
-        if proof and item.fixed_at and proof.at > item.fixed_at and (item.object_kind, item.object_id) not in failing:
+        key = (item.object_kind, item.object_id)
+        proof, failed_at = passing.get(key), failing.get(key)
+        if proof and item.fixed_at and proof.at > item.fixed_at and not (failed_at and failed_at > item.fixed_at):
             item.status, item.verified_at, item.verified_by = PunchStatus.VERIFIED, timezone.now(), None
             item.evidence_at, item.evidence_note = proof.at, proof.note
-            _save(item, user=None, why="verified by a passing re-check")
+            why = "verified by a scan of every end" if proof.fingerprint.startswith(SCAN_PROOF) else \
+                "verified by a passing re-check"
+            _save(item, user=None, why=why)
             verified += 1
     return verified
 
 
+# --- swaps -----------------------------------------------------------------------------------------------
+
+WORKED_ON = (PunchStatus.OPEN, PunchStatus.IN_PROGRESS)
+
+
+def _swap_note(swap: Swap) -> str:
+    """'Optic in gpu-001:ib0 replaced: MT-1 → MT-2 (swap #3 by Tomas, 2026-12-03 14:05; RMA 7781, shipped).'
+    The swap's own reason stays on the swap: a customer-visible item's note reaches the customer and the
+    report."""
+    where = (f"Optic in {swap.port.device.name}:{swap.port.name}" if swap.kind == SwapKind.OPTIC
+             else f"Cable {swap.cable.label}")
+    who = (swap.recorded_by.get_full_name() or swap.recorded_by.get_username()) if swap.recorded_by else "someone"
+    rma = (f"; RMA {swap.rma_case or '(no case number yet)'}, {swap.get_rma_state_display().lower()}"
+           if swap.rma_state != RmaState.NONE else "")
+    when = timezone.localtime(swap.recorded_at).strftime("%Y-%m-%d %H:%M")
+    return _fit(f"{where} replaced: {swap.serials_text} (swap #{swap.pk} by {who}, {when}{rma}).", REASON_LENGTH)
+
+
+def _swapped_objects(swaps: list[Swap]) -> dict[tuple[str, int], list[Swap]]:
+    """What each swap replaced, as punch item objects: (kind, id) -> the swaps, oldest first. An optic swap
+    names the optic, its port (the cage) and the cage's lanes, and every cable plugged into them; a cable
+    swap names the cable and the ports of its ends. Two queries whatever the number of swaps."""
+    found: dict[tuple[str, int], list[Swap]] = {}
+
+    def add(kind: str, object_id: int, swap: Swap) -> None:
+        found.setdefault((kind, object_id), []).append(swap)
+
+    by_cage = {swap.port_id: swap for swap in swaps if swap.kind == SwapKind.OPTIC}
+    by_cable = {swap.cable_id: swap for swap in swaps if swap.kind == SwapKind.CABLE}
+    for swap in swaps:
+        if swap.kind == SwapKind.OPTIC:
+            add(PunchObjectKind.OPTIC, swap.optic_id, swap)
+            add(PunchObjectKind.PORT, swap.port_id, swap)
+        else:
+            add(PunchObjectKind.CABLE, swap.cable_id, swap)
+    if by_cage:
+        rows = (CableEnd.objects.filter(Q(port_id__in=list(by_cage)) | Q(port__parent_id__in=list(by_cage)))
+                .values_list("cable_id", "port_id", "port__parent_id"))
+        for cable_id, port_id, parent_id in rows:
+            cage = port_id if port_id in by_cage else parent_id
+            for swap in (s for s in swaps if s.kind == SwapKind.OPTIC and s.port_id == cage):
+                add(PunchObjectKind.CABLE, cable_id, swap)
+                if port_id != cage:
+                    add(PunchObjectKind.PORT, port_id, swap)
+    if by_cable:
+        ends = CableEnd.objects.filter(cable_id__in=list(by_cable)).values_list("cable_id", "port_id")
+        for cable_id, port_id in ends:
+            for swap in (s for s in swaps if s.kind == SwapKind.CABLE and s.cable_id == cable_id):
+                add(PunchObjectKind.PORT, port_id, swap)
+    for listed in found.values():
+        listed.sort(key=lambda s: (s.recorded_at, s.pk))
+    return found
+
+
+def _items_fixed_by_swaps(project: Project, since: datetime | None) -> int:
+    """Mark fixed the open and in-progress items on what the swaps recorded since `since` (less the overlap)
+    replaced (module docstring). Returns how many."""
+    swaps = Swap.objects.filter(project=project).select_related("port__device", "cable", "recorded_by")
+    if since is not None:
+        swaps = swaps.filter(recorded_at__gte=since - SWAPS_OVERLAP)
+    swaps = list(swaps.order_by("recorded_at", "id"))
+    if not swaps:
+        return 0
+    replaced = _swapped_objects(swaps)
+    wanted = Q()
+    for kind in {kind for kind, _ in replaced}:
+        wanted |= Q(object_kind=kind, object_id__in=sorted(pk for k, pk in replaced if k == kind))
+    items = list(PunchItem.objects.filter(wanted, project=project, status__in=WORKED_ON).order_by("id"))
+    if not items:
+        return 0
+    fixed_since = {}  # item id -> the times it was marked fixed since the oldest swap read
+    for item_id, at in (PunchItem.history.filter(id__in=[i.pk for i in items], status=PunchStatus.FIXED,
+                                                 history_date__gte=swaps[0].recorded_at)
+                        .values_list("id", "history_date")):
+        fixed_since.setdefault(item_id, []).append(at)
+    fixed = 0
+    for item in items:
+        seen = item.evidence_at or item.opened_at  # when the fault was last heard of
+        news = [swap for swap in replaced[(item.object_kind, item.object_id)]
+                if swap.recorded_at > seen and not any(at >= swap.recorded_at for at in fixed_since.get(item.pk, ()))]
+        if not news:
+            continue
+        swap = news[-1]
+        item.status, item.fixed_at, item.fixed_by, item.passing_since = (
+            PunchStatus.FIXED, swap.recorded_at, swap.recorded_by, None)
+        item.resolution_note = _swap_note(swap)
+        _save(item, user=swap.recorded_by, why=f"fixed by swap #{swap.pk}: {swap.serials_text}")
+        fixed += 1
+    return fixed
+
+
 @transaction.atomic
 def punch_items_sync_from_evidence(*, project: Project) -> dict[str, int]:
-    """Open, reopen and verify the project's punch items from the check results finished since the last
-    sync and the latest topology comparison (see the module's docstring). Safe to run twice; two syncs of
-    one project take turns (a row lock). Returns counts: opened, reopened, verified."""
+    """Fix items on parts swapped since the last sync, then open, reopen and verify the project's punch
+    items from the check results finished since the last sync and the latest topology comparison (see the
+    module's docstring). Safe to run twice; two syncs of one project take turns (a row lock). Returns
+    counts: opened, reopened, verified (the items a swap fixed are in the items' history, not counted)."""
     sync, _ = PunchSync.objects.get_or_create(project=project)
     sync = PunchSync.objects.select_for_update().get(pk=sync.pk)
+    # Swaps first: the evidence read below may then verify (or reopen) what a swap fixed.
+    _items_fixed_by_swaps(project, sync.synced_at)
     evidence, newest = _results_evidence(project, sync.results_through)
     evidence.update(_topology_evidence(project))
     counts = {"opened": 0, "reopened": 0, "verified": 0}
@@ -385,7 +521,10 @@ def punch_items_sync_from_evidence(*, project: Project) -> dict[str, int]:
                 counts["verified"] += 1
             elif item.status == PunchStatus.OPEN and before in (PunchStatus.FIXED, PunchStatus.VERIFIED):
                 counts["reopened"] += 1
-    counts["verified"] += _manual_items_verified(project, evidence)
+    # An item opened by hand on a cable is also verified by a scan of every end taken after the fix (a cable
+    # on the out-of-band network never gets a link check); one opened by a failed check needs a passing check.
+    scans = _scans_evidence(project, sync.synced_at)
+    counts["verified"] += _manual_items_verified(project, {**evidence, **scans})
     sync.results_through, sync.synced_at = newest, timezone.now()
     sync.save(update_fields=["results_through", "synced_at"])
     return counts
