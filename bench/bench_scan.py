@@ -25,7 +25,11 @@ Two phases, after a warm-up:
   wait 125 ms each), so its percentiles say how much headroom the paced phase had, not a goal.
 
 Before the server starts it also prints the queries one scan of each kind costs (in-process, the same
-code path as the endpoint).
+code path as the endpoint); after the paced phase, the CPU a scan cost the gunicorn workers and the
+PostgreSQL backends (their /proc entries: the figure that decides the rate a machine can take, whatever else
+runs on it; at 200 scans/s on two cores the two together must stay well under 10 ms). `--db-options
+"server_side_binding=true&prepare_threshold=2"` has psycopg prepare the statements it sees again: the
+database then plans each once per connection.
 """
 
 from __future__ import annotations
@@ -102,11 +106,14 @@ RESOLVER_INDEXES = {
 
 
 def database_ready() -> None:
-    """The resolver's expression indexes (in the migrations since cabling 0007 and inventory 0008; made here
-    only for a database from before them), and fresh planner statistics: a site's autovacuum gathers them
-    soon after a bulk load; the bench does not wait for it."""
+    """Migrated (a --reuse database may predate the latest migrations), the resolver's expression indexes
+    (in the migrations since cabling 0007 and inventory 0008; made here only for a database from before
+    them), and fresh planner statistics: a site's autovacuum gathers them soon after a bulk load; the bench
+    does not wait for it."""
+    from django.core.management import call_command
     from django.db import connection
 
+    call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE indexname = ANY(%s)", [list(RESOLVER_INDEXES)])
         present = {row[0] for row in cursor.fetchall()}
@@ -241,10 +248,13 @@ def start_gunicorn(url: str, port: int, workers: int, worker_class: str) -> subp
     sys.exit("gunicorn did not start within 60 s")
 
 
+def _cpu_s(fields: list[str]) -> float:
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+
+
 def workers_cpu_s(master: int) -> float:
     """CPU seconds (user + system) the gunicorn master's worker processes have used so far (Linux /proc):
     what the scans cost the web tier, whatever else the machine runs."""
-    ticks = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -254,8 +264,29 @@ def workers_cpu_s(master: int) -> float:
         except OSError:
             continue  # gone meanwhile
         if int(fields[1]) == master:  # ppid
-            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+            total += _cpu_s(fields)
     return total
+
+
+def database_cpu_s(url: str) -> float | None:
+    """CPU seconds the PostgreSQL backends serving the bench database have used so far (their /proc entries:
+    the server must run on this machine; None when it cannot be read). With persistent connections the
+    workers keep their backends, so the difference over a phase is what its scans cost the database."""
+    import psycopg
+
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            pids = [row[0] for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
+        total = 0.0
+        for pid in pids:
+            try:
+                total += _cpu_s(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split())
+            except OSError:
+                continue  # ended meanwhile, or another machine's
+        return total
+    except psycopg.Error:
+        return None
 
 
 def stop(server: subprocess.Popen) -> None:
@@ -446,13 +477,16 @@ def main(argv: list[str]) -> None:
               f"{sum(len(w.scans) for w in works)} scans queued; load average before: {os.getloadavg()[0]:.1f}")
         warm = asyncio.run(run_phase(port, works, "warm-up", seconds=60, count=max(1, WARM_UP_SCANS // len(works))))
         warm.report()
-        cpu_before = workers_cpu_s(server.pid)
+        cpu_before, db_before = workers_cpu_s(server.pid), database_cpu_s(bench_url)
         paced = asyncio.run(run_phase(port, works, f"paced at {args.rate:.0f}/s", seconds=args.seconds,
                                       rate=args.rate))
         paced.report()
         if paced.latencies:
             per_scan = 1000 * (workers_cpu_s(server.pid) - cpu_before) / len(paced.latencies)
-            print(f"  gunicorn workers' CPU: {per_scan:.1f} ms a scan (load average now "
+            db_after = database_cpu_s(bench_url)
+            db = (f", PostgreSQL backends' {1000 * (db_after - db_before) / len(paced.latencies):.1f} ms"
+                  if db_before is not None and db_after is not None else "")
+            print(f"  CPU a scan: gunicorn workers' {per_scan:.1f} ms{db} (load average now "
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         saturated = asyncio.run(run_phase(port, works, "saturated", seconds=args.seconds / 3))
         saturated.report()

@@ -10,8 +10,8 @@
 - The cables not verified yet (faulty first), when there are any, then the full cable map in label order:
   A end, B end(s) (a breakout's legs joined with ", "), type, length, status, and when, by whom and how it
   was verified: "scan" (a technician scanned every end: Cable.verified_at/verified_by, set by
-  cabling.services.scans), "fabric" (the latest topology comparison saw the link ok: fabric_state "ok" at
-  fabric_checked_at), "both", or "" for a cable that is not verified.
+  cabling.services.scans), "fabric" (the latest topology comparison saw the link ok: fabric_state "ok", dated by the
+  comparison that first verified it, fabric_verified_at), "both", or "" for a cable that is not verified.
 
 Like a gate, the provider is handed a project and reads it whole: the roof checks who may read the report.
 Tables stream: each one's rows come from one query read in chunks while the snapshot is written, so the
@@ -358,7 +358,7 @@ def _cable_map_rows(project) -> Iterator[list]:
         # timestamps is most of the time the cable map takes). A scan names a person and a moment; the
         # fabric's word only a moment, the comparison's.
         shown_at=Case(When(verified & Q(verified_at__isnull=False), then=F("verified_at")),
-                      When(verified & Q(fabric_state=FabricState.OK), then=F("fabric_checked_at")), default=None),
+                      When(verified & Q(fabric_state=FabricState.OK), then=F("fabric_verified_at")), default=None),
     )
     for values, a_end, b_end in _with_ends(cables, CABLE_MAP_FIELDS, ("label",)):
         label, cable_type, length, status, scanned, fabric_state, at, first, last, username, removed = values

@@ -11,11 +11,14 @@ queries, whatever the size of the project.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
+from django.db import connection
 from django.db.models import Q
 from django.urls import reverse
 
-from delivery.access import scope_to_user
+from core.rows import columns_of, fetch, joined
+from delivery.access import is_node, project_role
 from delivery.models import Project
 from inventory.models import Device, Optic, Port
 
@@ -51,30 +54,64 @@ class Match:
 def resolve_code(*, user, project: Project, code: str | ParsedCode) -> list[Match]:
     """Every object of the project this code names (CodeError for a code that cannot be one)."""
     parsed = code if isinstance(code, ParsedCode) else parse_code(code)
+    if not _sees(user, project):
+        return []
     matches: list[Match] = []
     if parsed.cable_end:
-        matches += _cable_ends(user, project, parsed)
+        matches += _cable_ends(project, parsed)
     if parsed.port:
-        matches += _ports_by_name(user, project, *parsed.port)
+        matches += _ports_by_name(project, *parsed.port)
     if parsed.end_tag:
-        matches += _ports_by_end_tag(user, project, *parsed.end_tag)
+        matches += _ports_by_end_tag(project, *parsed.end_tag)
     if parsed.guid_mac:
-        matches += _by_guid_mac(user, project, parsed.guid_mac)
+        matches += _by_guid_mac(project, parsed.guid_mac)
     if not parsed.cable_end:
-        matches += _by_text(user, project, parsed.text)
+        matches += _by_text(project, parsed.text)
     return _unique(matches)[:MAX_MATCHES]
 
 
-def _scoped(queryset, user, project: Project, path: str = "project"):
-    return scope_to_user(queryset.filter(**{path: project}), user, path)
+def _sees(user, project: Project) -> bool:
+    """Whether the user may see the project at all: every lookup below stays inside it, so this is the whole
+    of delivery.access's scoping rule here (a member or staff; a node token its own project), asked once
+    (the role is cached on the user: a scan that checked it already pays nothing)."""
+    if is_node(user):
+        return user.project_id == project.pk
+    return project_role(user, project) is not None
 
 
-def _cable_ends(user, project, parsed: ParsedCode) -> list[Match]:
-    wanted = parsed.cable_end
-    ends = _scoped(CableEnd.objects.all(), user, project, "cable__project").filter(
-        cable__label__iexact=wanted.label, side=wanted.side
+# The lookups a scan makes, written out (core.rows says why). Text is matched as the ORM's
+# `iexact` does, UPPER(column) = UPPER(code), so the expression indexes serve them (tests/cabling/
+# test_codes_and_search.py holds each lookup to its index).
+
+
+def _upper(alias: str, column: str) -> str:
+    """`UPPER(alias."column")` as the ORM writes an iexact, so that the expression index on it is used."""
+    cast = "::text" if connection.vendor == "postgresql" else ""
+    return f'UPPER({alias}."{column}"{cast})'
+
+
+@cache
+def _cable_end_sql():
+    parts = (columns_of(CableEnd, "e"), columns_of(Cable, "c"), columns_of(Port, "p"), columns_of(Device, "d"))
+    sql = (
+        f'SELECT {", ".join(part.sql for part in parts)} FROM "cabling_cableend" e '
+        'JOIN "cabling_cable" c ON c."id" = e."cable_id" JOIN "inventory_port" p ON p."id" = e."port_id" '
+        'JOIN "inventory_device" d ON d."id" = p."device_id" '
+        f'WHERE c."project_id" = %s AND {_upper("c", "label")} = UPPER(%s) AND e."side" = %s '
+        f'ORDER BY e."position" LIMIT {MAX_MATCHES}'
     )
-    ends = list(ends.select_related("cable", "port__device").order_by("position")[:MAX_MATCHES])
+    return sql, parts
+
+
+def _cable_ends(project, parsed: ParsedCode) -> list[Match]:
+    wanted = parsed.cable_end
+    sql, parts = _cable_end_sql()
+    ends = []
+    for row in fetch(sql, [project.pk, wanted.label, wanted.side]):
+        end, cable, port, device = joined(row, *parts)
+        port.device = device
+        end.cable, end.port = cable, port
+        ends.append(end)
     if wanted.side == "B" and wanted.position is not None:
         ends = [end for end in ends if end.position == wanted.position]
     elif wanted.side == "B" and len(ends) > 1:
@@ -82,17 +119,55 @@ def _cable_ends(user, project, parsed: ParsedCode) -> list[Match]:
     return [Match("cable_end", end, "end code") for end in ends]
 
 
-def _ports_by_name(user, project, device: str, port: str) -> list[Match]:
-    ports = _scoped(Port.objects.all(), user, project, "device__project").filter(
-        device__name__iexact=device, name__iexact=port
+@cache
+def _port_sql():
+    parts = (columns_of(Port, "p"), columns_of(Device, "d"))
+    sql = (
+        f'SELECT {", ".join(part.sql for part in parts)} FROM "inventory_port" p '
+        'JOIN "inventory_device" d ON d."id" = p."device_id" '
+        f'WHERE d."project_id" = %s AND {_upper("d", "name")} = UPPER(%s) AND {_upper("p", "name")} = UPPER(%s) '
+        f'ORDER BY p."device_id", p."id" LIMIT {MAX_MATCHES}'
     )
-    return [Match("port", p, "device and port") for p in ports.select_related("device")[:MAX_MATCHES]]
+    return sql, parts
 
 
-def _ports_by_end_tag(user, project, rack: str, top_u: int, rest: str) -> list[Match]:
+def _ports_with_devices(sql: str, parts, params) -> list[Port]:
+    found = []
+    for row in fetch(sql, params):
+        port, device = joined(row, *parts)
+        port.device = device
+        found.append(port)
+    return found
+
+
+def port_by_label(*, project: Project, device: str, port: str) -> Port | None:
+    """The port a label names exactly as we print it (`ib-leaf-03:p17`), with its device, or None: the
+    unique (project, name) and (device, name) indexes find it in one step."""
+    sql, parts = _exact_port_sql()
+    found = _ports_with_devices(sql, parts, [project.pk, device, port])
+    return found[0] if found else None
+
+
+@cache
+def _exact_port_sql():
+    parts = (columns_of(Port, "p"), columns_of(Device, "d"))
+    sql = (
+        f'SELECT {", ".join(part.sql for part in parts)} FROM "inventory_port" p '
+        'JOIN "inventory_device" d ON d."id" = p."device_id" '
+        'WHERE d."project_id" = %s AND d."name" = %s AND p."name" = %s'
+    )
+    return sql, parts
+
+
+def _ports_by_name(project, device: str, port: str) -> list[Match]:
+    sql, parts = _port_sql()
+    return [Match("port", p, "device and port") for p in _ports_with_devices(sql, parts, [project.pk, device, port])]
+
+
+def _ports_by_end_tag(project, rack: str, top_u: int, rest: str) -> list[Match]:
     """`A01-U37-gpu-001-ib0`: device names hold dashes too, so the device is the one in that rack whose
     name starts the rest, and the port the remainder."""
-    devices = _scoped(Device.objects.all(), user, project).filter(rack__name__iexact=rack)
+    devices = Device.objects.filter(project=project, rack__name__iexact=rack)
     found = []
     for device in devices.select_related("hardware_model").only(
         "id", "name", "position_u", "hardware_model__height_u"
@@ -109,28 +184,52 @@ def _ports_by_end_tag(user, project, rack: str, top_u: int, rest: str) -> list[M
     return [Match("port", p, "end tag") for p in ports]
 
 
-def _by_guid_mac(user, project, value: str) -> list[Match]:
-    ports = _scoped(Port.objects.all(), user, project, "device__project").filter(guid_mac__iexact=value)
-    devices = _scoped(Device.objects.all(), user, project).filter(node_guid__iexact=value)
+def _by_guid_mac(project, value: str) -> list[Match]:
+    ports = Port.objects.filter(device__project=project, guid_mac__iexact=value)
+    devices = Device.objects.filter(project=project, node_guid__iexact=value)
     return [
         *(Match("device", d, "node GUID") for d in devices[:MAX_MATCHES]),
         *(Match("port", p, "GUID / MAC") for p in ports.select_related("device")[:MAX_MATCHES]),
     ]
 
 
-def _by_text(user, project, text: str) -> list[Match]:
-    cables = _scoped(Cable.objects.all(), user, project).filter(label__iexact=text)
-    devices = _scoped(Device.objects.all(), user, project).filter(
-        Q(serial__iexact=text) | Q(asset_tag__iexact=text) | Q(name__iexact=text)
-    )
-    optics = _scoped(Optic.objects.all(), user, project).filter(serial__iexact=text)
-    matches = [Match("cable", c, "label") for c in cables[:MAX_MATCHES]]
-    for device in devices[:MAX_MATCHES]:
-        how = "serial" if device.serial.lower() == text.lower() else (
-            "asset tag" if device.asset_tag.lower() == text.lower() else "name"
+@cache
+def _text_sql() -> dict[str, tuple]:
+    """A cable by label; devices by serial, asset tag or name; optics (with their port) by serial."""
+    cable, device = columns_of(Cable, "c"), columns_of(Device, "d")
+    optic, port, port_device = columns_of(Optic, "o"), columns_of(Port, "p"), columns_of(Device, "pd")
+    return {
+        "cable": (f'SELECT {cable.sql} FROM "cabling_cable" c WHERE c."project_id" = %s AND '
+                  f'{_upper("c", "label")} = UPPER(%s) ORDER BY c."label" LIMIT {MAX_MATCHES}', (cable,)),
+        "device": (f'SELECT {device.sql} FROM "inventory_device" d WHERE d."project_id" = %s AND '
+                   f'({_upper("d", "serial")} = UPPER(%s) OR {_upper("d", "asset_tag")} = UPPER(%s) OR '
+                   f'{_upper("d", "name")} = UPPER(%s)) ORDER BY d."name" LIMIT {MAX_MATCHES}', (device,)),
+        "optic": (f'SELECT {optic.sql}, {port.sql}, {port_device.sql} FROM "inventory_optic" o '
+                  'LEFT JOIN "inventory_port" p ON p."id" = o."port_id" '
+                  'LEFT JOIN "inventory_device" pd ON pd."id" = p."device_id" '
+                  f'WHERE o."project_id" = %s AND {_upper("o", "serial")} = UPPER(%s) '
+                  f'ORDER BY o."part_number", o."serial" LIMIT {MAX_MATCHES}', (optic, port, port_device)),
+    }
+
+
+def _by_text(project, text: str) -> list[Match]:
+    queries = _text_sql()
+    sql, (cable,) = queries["cable"]
+    matches = [Match("cable", cable.build(row), "label") for row in fetch(sql, [project.pk, text])]
+    sql, (device,) = queries["device"]
+    for row in fetch(sql, [project.pk, text, text, text]):
+        found = device.build(row)
+        how = "serial" if found.serial.lower() == text.lower() else (
+            "asset tag" if found.asset_tag.lower() == text.lower() else "name"
         )
-        matches.append(Match("device", device, how))
-    matches += [Match("optic", o, "serial") for o in optics.select_related("port__device")[:MAX_MATCHES]]
+        matches.append(Match("device", found, how))
+    sql, parts = queries["optic"]
+    for row in fetch(sql, [project.pk, text]):
+        optic, port, port_device = joined(row, *parts)
+        if port is not None:
+            port.device = port_device
+        optic.port = port
+        matches.append(Match("optic", optic, "serial"))
     return matches
 
 

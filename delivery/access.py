@@ -8,8 +8,11 @@ does not allow an action gets 403.
 from __future__ import annotations
 
 from enum import Enum
+from functools import cache
 
 from django.db.models import QuerySet
+
+from core.rows import columns_of, fetch
 
 from .choices import Role
 from .models import Membership, Project
@@ -105,13 +108,45 @@ def project_to_write(user, code, capability: Capability, refusal: str = DEFAULT_
     learns nothing), 403 when their role there lacks `capability`, so a customer's write is a 403 whatever
     it sends. None when no code is given (the serializer then says the field is required)."""
     from django.core.exceptions import PermissionDenied
+    from django.http import Http404
     from django.shortcuts import get_object_or_404
 
     if not code or not isinstance(code, str):
         return None
-    project = get_object_or_404(visible_projects(user), code=code)
+    if "\x00" in code:  # names no project, and PostgreSQL cannot even compare it (a 500): as for no such project
+        raise Http404("No Project matches the given query.")
+    if is_node(user) or not user.is_authenticated or user.is_staff:
+        project = get_object_or_404(visible_projects(user), code=code)
+    else:
+        project = _member_project(user, code)
+        if project is None:
+            raise Http404("No Project matches the given query.")
     if not can(user, capability, project):
         raise PermissionDenied(refusal)
+    return project
+
+
+@cache
+def _member_project_sql():
+    project = columns_of(Project, "p")
+    sql = (f'SELECT {project.sql}, m."role" FROM "delivery_project" p JOIN "delivery_membership" m '
+           'ON m."project_id" = p."id" WHERE m."user_id" = %s AND p."code" = %s')
+    return sql, project
+
+
+def _member_project(user, code: str) -> Project | None:
+    """The project of that code where the user is a member, the role cached as project_role caches it: one
+    written-out query (core.rows) instead of two compiled ones, since every create of the API names its
+    project so (a scan among them, 200 a second)."""
+    sql, project_columns = _member_project_sql()
+    rows = fetch(sql, [user.pk, code])
+    if not rows:
+        return None
+    project = project_columns.build(rows[0])
+    roles = getattr(user, "_bringup_roles", None)
+    if roles is None:
+        roles = user._bringup_roles = {}
+    roles[project.pk] = rows[0][-1]
     return project
 
 

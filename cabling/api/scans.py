@@ -18,7 +18,7 @@ from delivery.access import Capability, project_to_write
 from inventory.models import Device, Optic, Port
 
 from ..models import Cable, ScanEvent
-from ..scan_selectors import ends_for_answers, scan_list, scan_list_rows
+from ..scan_selectors import cable_ends_with_places, scan_list, scan_list_rows
 from ..services import ScanOutcome, scan_record
 from .filters import ScanEventFilterSet
 from .serializers import ScanEventSerializer, ScanInputSerializer
@@ -62,7 +62,7 @@ def completed(event: ScanEvent) -> ScanEvent:
     if event.cable_id and not (holds("cable") and hasattr(event.cable, "end_list")):
         if not holds("cable"):
             event.cable = Cable.objects.get(pk=event.cable_id)
-        event.cable.end_list = list(ends_for_answers().filter(cable_id=event.cable_id))
+        event.cable.end_list = cable_ends_with_places(event.cable_id)
     return event
 
 

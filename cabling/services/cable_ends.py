@@ -14,27 +14,22 @@ from inventory.services import CONFLICT, person
 
 from ..choices import CableStatus, Side
 from ..codes import cable_end_code
-from ..models import Cable, CableEnd
+from ..models import CableEnd
+from ..scan_selectors import cable_ends_with_places, cable_locked
 from .evidence import cause_text, ports_move
 
 
-def locked_ends(cable_id: int, user=None) -> list[CableEnd]:
+def locked_ends(cable_id: int) -> list[CableEnd]:
     """A cable's ends, their cable row locked until the transaction ends: every writer of a cable's ends
     (a scan, a repatch) locks the cable first, so two of them queue one after the other. The ends are read
     once the lock is held, so the second sees what the first wrote (a join read in the locking query itself
     could be a stale row of another table). With what a scan's answer shows of each end (its rack, top U,
-    who confirmed it: `user`'s own ends name them without a query) and no more: every joined column costs,
-    at 200 scans a second."""
-    cable = Cable.objects.select_for_update().get(pk=cable_id)
-    ends = list(
-        CableEnd.objects.filter(cable_id=cable_id)
-        .select_related("port__device__rack", "port__device__hardware_model")
-        .order_by("side", "position")
-    )
+    who confirmed it), in two hand-written reads (cabling.scan_selectors: at 200 scans a second, compiling
+    the ORM's joins would cost more than the scan)."""
+    cable = cable_locked(cable_id)
+    ends = cable_ends_with_places(cable_id)
     for end in ends:
         end.cable = cable  # one row shared by all its ends: a change made through one is seen through all
-        if user is not None and end.confirmed_by_id == user.pk:
-            end.confirmed_by = user
     return ends
 
 
@@ -56,7 +51,7 @@ def cable_end_repatch(*, end: CableEnd, port: Port, user, reason: str) -> CableE
     reason = " ".join(str(reason or "").split())
     if not reason:
         raise ValidationError({"reason": "Say why the end moved (what you found on the floor)."})
-    ends = locked_ends(end.cable_id, user)
+    ends = locked_ends(end.cable_id)
     end = next(e for e in ends if e.pk == end.pk)
     cable = end.cable
     if not can(user, Capability.MANAGE_PROJECT, cable.project_id):
@@ -83,9 +78,9 @@ def cable_end_repatch(*, end: CableEnd, port: Port, user, reason: str) -> CableE
         raise ValidationError(f"{port} was just taken by {taken_by}; {code} stays in {old_port}.",
                               code=CONFLICT) from exc
     if cable.status == CableStatus.VERIFIED:
-        cable.status, cable.status_cause = CableStatus.INSTALLED, cause
+        cable.status, cable.status_cause, cable.fabric_verified_at = CableStatus.INSTALLED, cause, None
         cable._history_user, cable._change_reason = user, cause
-        cable.save(update_fields=["status", "status_cause"])
+        cable.save(update_fields=["status", "status_cause", "fabric_verified_at"])
     ports_move(port_ids=(), ports=[old_port], to=PortStatus.PLANNED, cause=cause, user=user, at=timezone.now(),
                only_from=frozenset({PortStatus.CONNECTED}))
     return end

@@ -37,6 +37,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from core.rows import row_insert, tracked_update
 from delivery.evidence import evidence_changed_send
 from delivery.models import Project
 from inventory.choices import OpticStatus, PortStatus
@@ -46,7 +47,7 @@ from inventory.services import CONFLICT, device_rack, moment, optic_install, per
 from ..choices import CableStatus, ScanAction, ScanResult, ScanSource, Side
 from ..codes import CodeError, ParsedCode, parse_code
 from ..models import Cable, CableEnd, ScanEvent
-from ..search import Match, resolve_code
+from ..search import Match, port_by_label, resolve_code
 from .cable_ends import end_code, locked_ends
 from .evidence import CONNECTED_FROM, ports_move
 
@@ -55,6 +56,7 @@ MAX_POSITION_U = 60  # the tallest rack a project may have (inventory.Rack.heigh
 MAX_NAME = 100  # a rack name or a port code longer than this is not one
 REASON_MATCHES = 3  # matches named in a reason before "and n more"
 STALE_CONFIRMATIONS = frozenset({CableStatus.PLANNED, CableStatus.FAULTY})
+EVENT_RELATIONS = ["project", "user", "device", "optic", "port", "cable", "cable_end"]
 
 
 @dataclass(frozen=True)
@@ -228,9 +230,10 @@ def _perform(scan: _Scan) -> ScanEvent:
         source=scan.source, action=scan.action, raw_code=scan.raw.replace("\x00", ""), result=verdict.result,
         reason=verdict.reason, context=scan.context(), **verdict.targets,
     )
-    # The relations are the rows just read; the key's uniqueness is the database's to decide.
-    event.full_clean(exclude=["project", "user", *verdict.targets], validate_unique=False, validate_constraints=False)
-    event.save()
+    # The relations are rows just read (checking that they exist would cost a query each); the key's
+    # uniqueness is the database's to decide.
+    event.full_clean(exclude=EVENT_RELATIONS, validate_unique=False, validate_constraints=False)
+    row_insert(event)  # event.save()'s INSERT, written out (core.rows): the event has no history nor receivers
     if verdict.result == ScanResult.ACCEPTED and scan.action in (ScanAction.RACK, ScanAction.CABLE_END):
         evidence_changed_send(project_id=scan.project.pk, what="scan")  # racking and cabling gates read it
     return event
@@ -273,7 +276,7 @@ def _names(things: list[str]) -> str:
 def _targets_of(match: Match) -> dict[str, Any]:
     obj = match.obj
     if match.kind == "cable_end":
-        return {"cable_end": obj, "cable_id": obj.cable_id, "port_id": obj.port_id}
+        return {"cable_end": obj, "cable": obj.cable, "port": obj.port}  # the resolver loaded both
     if match.kind == "port":
         return {"port": obj, "device_id": obj.device_id}
     return {match.kind: obj}
@@ -356,14 +359,13 @@ def _where(scan: _Scan) -> tuple[Port | None, str]:
     if parsed.port:
         # A port label as we print it (`ib-leaf-03:p17`): the unique (device, name) indexes find it in one
         # step; anything else (other case, an end tag, a GUID or MAC) goes through the one resolver.
-        try:
-            return ports.get(device__name=parsed.port[0], name=parsed.port[1]), ""
-        except Port.DoesNotExist:
-            pass
+        exact = port_by_label(project=scan.project, device=parsed.port[0], port=parsed.port[1])
+        if exact is not None:
+            return exact, ""
     matches = resolve_code(user=scan.user, project=scan.project, code=parsed)
-    found = [m.obj.pk for m in matches if m.kind == "port"]
+    found = [m.obj for m in matches if m.kind == "port"]
     if len(found) == 1:
-        return ports.get(pk=found[0]), ""
+        return found[0], ""  # with its device, like every port the resolver finds
     if found:
         return None, f"{scan.port_code} matches {len(found)} ports: scan the port's own label."
     if matches:
@@ -441,7 +443,7 @@ def _cable_end(scan: _Scan) -> _Verdict:
     where, refusal = _where(scan)
     if where is None:
         return _refused(refusal, cable=cable, cable_end=named)
-    ends = locked_ends(cable.pk, scan.user)
+    ends = locked_ends(cable.pk)
     if not ends:
         return _refused(f"{cable.label} has no ends in the plan.", cable=cable, port=where)
     cable = ends[0].cable
@@ -485,11 +487,10 @@ def _cable_end(scan: _Scan) -> _Verdict:
     return _accepted(f"{code_of(end)} confirmed in {_at(end.port)}." + _next_step(cable, ends, code_of), **targets)
 
 
-def _confirmations_clear(ends: list[CableEnd], *, user) -> None:
+def _confirmations_clear(ends: list[CableEnd], *, user, at: datetime) -> None:
     for stale in ends:
         stale.confirmed_at, stale.confirmed_by = None, None
-        stale._history_user = user
-        stale.save(update_fields=["confirmed_at", "confirmed_by"])
+        tracked_update(stale, ["confirmed_at", "confirmed_by"], user=user, at=at)
 
 
 def _next_step(cable: Cable, ends: list[CableEnd], code_of) -> str:
@@ -509,15 +510,16 @@ def _end_confirm(scan: _Scan, cable: Cable, end: CableEnd, ends: list[CableEnd],
     # Found faulty or set back to planned: the other ends' old confirmations give way.
     stale = [e for e in ends if e.pk != end.pk and e.confirmed_at is not None] \
         if cable.status in STALE_CONFIRMATIONS else []
-    _confirmations_clear(stale, user=user)
+    _confirmations_clear(stale, user=user, at=now)
     end.confirmed_at, end.confirmed_by = now, user
-    end._history_user = user
-    end.save(update_fields=["confirmed_at", "confirmed_by"])
+    # Written out with their history rows (core.rows): save() would compile the same four statements.
+    tracked_update(end, ["confirmed_at", "confirmed_by"], user=user, at=now)
     fields = None
     if all(e.confirmed_at for e in ends):
         cable.status, cable.verified_at, cable.verified_by = CableStatus.VERIFIED, now, user
+        cable.fabric_verified_at = None  # scan-verified now: verified_at dates it, not the fabric's word
         cable.status_cause = f"Verified by scan: {code} confirmed in {_at(end.port)} by {who}."
-        fields = ["status", "verified_at", "verified_by", "status_cause"]
+        fields = ["status", "verified_at", "verified_by", "status_cause", "fabric_verified_at"]
     elif cable.status in STALE_CONFIRMATIONS:  # installed (again): the next scans confirm the other ends
         again = f" again (was {cable.status})" if stale or cable.status == CableStatus.FAULTY else ""
         cable.status = CableStatus.INSTALLED
@@ -525,8 +527,7 @@ def _end_confirm(scan: _Scan, cable: Cable, end: CableEnd, ends: list[CableEnd],
         fields = ["status", "status_cause"]
     if fields is None:
         return False
-    cable._history_user = user
-    cable.save(update_fields=fields)
+    tracked_update(cable, fields, user=user, at=now)
     if cable.status != CableStatus.VERIFIED:
         return False
     ports_move(port_ids=(), ports=[e.port for e in ends], to=PortStatus.CONNECTED, cause=cable.status_cause,

@@ -6,7 +6,8 @@ is still found by its GUID.
 Values arrive normalised (cabling.codes.normalize_guid_mac spells them: 16 lower-case hex digits for a
 GUID, six colon-separated pairs for a MAC); inventory sits below cabling and cannot import it, so they are
 only checked here. An identity belongs to one device or port of a project: learning it on one clears it
-from any other that held it (a moved HCA, a swapped NIC). Every change keeps a history row, in bulk.
+from any other that held it (a moved HCA, a swapped NIC). Every change keeps a history row, in bulk (copied
+by the database: core.bulk_history).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from core.bulk_history import history_copy
 from delivery.models import Project
 
 from ..models import Device, Port
@@ -79,8 +81,7 @@ def identities_record(
     for model, rows, field in ((Device, changed_devices, "node_guid"), (Port, changed_ports, "guid_mac")):
         if rows:
             _update_each(model, field, [(row.pk, getattr(row, field)) for row in rows])
-            model.history.bulk_history_create(rows, batch_size=CHUNK, update=True, default_user=user,
-                                              default_change_reason=reason, default_date=now)
+            history_copy(model, [row.pk for row in rows], user=user, reason=reason, at=now)
     return len(changed_devices) + len(changed_ports)
 
 

@@ -6,7 +6,7 @@ query count that does not grow with the cables."""
 
 import gzip
 import io
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from reportlab.graphics import renderPDF
@@ -57,6 +57,7 @@ def evidence(fabric):
     tess = UserFactory(username="tess", first_name="Tess", last_name="Tech")
     Cable.objects.filter(pk=fabric.c1.pk).update(status=CableStatus.VERIFIED, verified_at=SCANNED_AT, verified_by=tess)
     Cable.objects.filter(pk=fabric.c2.pk).update(status=CableStatus.VERIFIED, fabric_state=FabricState.OK,
+                                                 fabric_verified_at=COMPARED_AT - timedelta(days=2),
                                                  fabric_checked_at=COMPARED_AT)
     Cable.objects.filter(pk=fabric.c3.pk).update(status=CableStatus.VERIFIED, verified_at=SCANNED_AT,
                                                  verified_by=tess, fabric_state=FabricState.OK,
@@ -77,7 +78,7 @@ def expected_cable_map(project) -> list[dict]:
         ends = sorted(cable.ends.all(), key=lambda e: (e.side, e.position))
         scanned, seen = cable.verified_at is not None, cable.fabric_state == FabricState.OK
         how = how_verified(status=cable.status, scanned=scanned, seen_ok=seen)
-        at = {"scan": cable.verified_at, "both": cable.verified_at, "fabric": cable.fabric_checked_at}.get(how)
+        at = {"scan": cable.verified_at, "both": cable.verified_at, "fabric": cable.fabric_verified_at}.get(how)
         rows.append({
             "label": cable.label,
             "a_end": ", ".join(f"{e.port.device.name}:{e.port.name}" for e in ends if e.side == "A"),
@@ -113,7 +114,8 @@ def test_cable_map_rows_are_the_database_in_label_order(evidence):
     assert (by_label["C00001"]["how"], by_label["C00001"]["verified_by"]) == ("scan", "Tess Tech")
     assert by_label["C00001"]["verified_at"] == SCANNED_AT.isoformat()
     assert (by_label["C00002"]["how"], by_label["C00002"]["verified_by"]) == ("fabric", "")
-    assert by_label["C00002"]["verified_at"] == COMPARED_AT.isoformat()
+    # dated by the comparison that first verified it, not the latest one that saw it again
+    assert by_label["C00002"]["verified_at"] == (COMPARED_AT - timedelta(days=2)).isoformat()
     assert (by_label["C00003"]["how"], by_label["C00003"]["verified_at"]) == ("both", SCANNED_AT.isoformat())
     assert by_label["C00004"]["how"] == "" and by_label["C00004"]["status"] == "Faulty"
     assert by_label[FORMULA]["a_end"] == "gpu-003:ib1/0"  # stored as it is: the renderers guard formulas

@@ -30,6 +30,7 @@ IB_TOOLS = ("iblinkinfo", "ibnetdiscover")
 LLDP_TOOLS = ("lldp", "nvue_lldp")
 TOPOLOGY_TOOLS = IB_TOOLS + LLDP_TOOLS
 _MAC = re.compile(r"^[0-9a-fA-F]{2}(?:[:-][0-9a-fA-F]{2}){5}$|^[0-9a-fA-F]{4}(?:\.[0-9a-fA-F]{4}){2}$")
+_MAC_LENGTHS = (14, 17)  # the only lengths _MAC matches: most port IDs (swp17) are told apart without it
 _MAC_NORMAL = re.compile(r"^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$")  # already as normalize_guid_mac spells it
 MAX_NOTES = 50
 
@@ -193,23 +194,23 @@ class _Mapper:
                       "or give HOST=FILE")
             return
         self.observation.lldp_devices.add(local.id)
+        # Tens of thousands of neighbours: the lookups are bound once, outside the loop.
+        links, port_by_os_name, gbps = self.observation.links, self.inventory.port_by_os_name, naming.ethernet_gbps
+        local_id, local_name, name = local.id, local.name, source.name
         for neighbor in neighbors:
-            port = self.inventory.port_by_os_name(local.id, neighbor.interface)
+            interface = neighbor.interface
+            port = port_by_os_name(local_id, interface)
             if port is None:
-                self.note(f"{local.name} has no port its OS calls {neighbor.interface!r}")
-            near = ObservedEnd(text=f"{local.name} {neighbor.interface}", device_id=local.id,
-                               port_id=port.id if port else None)
-            speed = naming.ethernet_gbps(neighbor.speed) or naming.ethernet_gbps(neighbor.mau_type)
-            self.observation.links.append(ObservedLink(
-                a=near, b=self._neighbor_end(neighbor), source=source.name, line_no=neighbor.line_no,
-                speed_gbps=speed,
-            ))
+                self.note(f"{local_name} has no port its OS calls {interface!r}")
+            near = ObservedEnd(f"{local_name} {interface}", local_id, port.id if port else None)
+            links.append(ObservedLink(near, self._neighbor_end(neighbor), name, neighbor.line_no,
+                                      speed_gbps=gbps(neighbor.speed) or gbps(neighbor.mau_type)))
 
     def _neighbor_end(self, neighbor: LldpNeighbor) -> ObservedEnd:
         inventory = self.inventory
         port_id = neighbor.port_id or ""
         mac = None
-        if neighbor.port_id_type == "mac" or _MAC.match(port_id):
+        if neighbor.port_id_type == "mac" or (len(port_id) in _MAC_LENGTHS and _MAC.match(port_id)):
             mac = port_id if _MAC_NORMAL.match(port_id) else normalize_guid_mac(port_id)
         names = [] if mac else [port_id]
         if neighbor.port_description:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -22,7 +23,7 @@ from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
 
-from cabling.services import cables_fabric_observe
+from cabling.services.fabric_states import cables_fabric_record
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
 from delivery.access import Capability, can
@@ -34,8 +35,9 @@ from ..choices import LinkChange, LinkState, TopologySource
 from ..models import CheckRun, TopologyComparison, TopologyFile, TopologyLink
 from .compare import Comparison, compare
 from .mapping import map_sources
+from .model import cyclic_gc_paused
 from .reading import decode, read_output
-from .store import inventory_of, planned_links
+from .store import inventory_and_plan
 
 logger = logging.getLogger(__name__)
 
@@ -98,12 +100,14 @@ def _create(*, project: Project, user, inputs: list[TopologyInput], source: str,
                                     progress_total=len(inputs), status=JobStatus.QUEUED)
     comparison.full_clean()
     comparison.save()
+    rows = []
     for index, item in enumerate(inputs, start=1):
         row = TopologyFile(comparison=comparison, original_name=str(item.name)[:255] or "output.txt",
                            size_bytes=len(item.data), sha256=hashlib.sha256(item.data).hexdigest(),
                            host=item.host.strip(), tool=item.tool)
         row.file.save(f"{index:04d}-{_safe_name(item.name)}", ContentFile(item.data), save=False)
-        row.save()
+        rows.append(row)
+    TopologyFile.objects.bulk_create(rows, batch_size=500)  # a switch per file: hundreds on a whole fabric
     return comparison
 
 
@@ -124,7 +128,8 @@ def topology_comparison_run(*, comparison_id: int) -> TopologyComparison | None:
     if comparison is None or not comparison.start(step="reading the outputs"):
         return comparison
     try:
-        _run(comparison)
+        with cyclic_gc_paused():
+            _run(comparison)
     except Exception as exc:  # record it on the row (a page polls it), then let the worker log it
         logger.exception("topology comparison %s failed", comparison_id)
         comparison.fail(f"internal error: {type(exc).__name__}: {exc}")
@@ -141,36 +146,44 @@ def topology_compare_now(*, project: Project, user, inputs: list[TopologyInput],
     _check_may_compare(user, project)
     comparison = _create(project=project, user=user, inputs=inputs, source=source, run=run)
     comparison.start(step="reading the outputs")
-    _run(comparison)
+    with cyclic_gc_paused():
+        _run(comparison)
     comparison.refresh_from_db()
     return comparison
 
 
 def _run(comparison: TopologyComparison) -> None:
     project = comparison.project
-    inventory = inventory_of(project)
+    inventory, planned = inventory_and_plan(project)
     names = [device.name for device in inventory.devices.values()]
     files = list(comparison.files.all())
     sources, problems = [], []
     every = max(len(files) // 20, 1)  # progress a poller sees, without an UPDATE per file of a large batch
+    read: dict[tuple, list[int]] = defaultdict(list)  # what reading told of the files -> their ids
+    hosts: dict[str, list[int]] = defaultdict(list)  # the device told from the file, where it was not given
     for done, row in enumerate(files, start=1):
         with row.file.open("rb") as handle:
             text = decode(handle.read())
         outcome = read_output(row.original_name, text, host=row.host, tool=row.tool, device_names=names)
-        row.tool, row.host = outcome.tool, outcome.host or row.host
-        row.error, row.error_line = outcome.error, outcome.error_line
+        told = (outcome.tool, outcome.error, outcome.error_line)
+        if told != (row.tool, row.error, row.error_line):
+            read[told].append(row.pk)
+        if outcome.host and outcome.host != row.host:
+            hosts[outcome.host].append(row.pk)
         if outcome.source is not None:
             sources.append(outcome.source)
         else:
             problems.append(f"{row.original_name}: {outcome.error}")
         if done % every == 0 or done == len(files):
             comparison.advance(done)
-    TopologyFile.objects.bulk_update(files, ["tool", "host", "error", "error_line"])
+    for (tool, error, error_line), ids in read.items():  # files read alike: one statement for them all
+        TopologyFile.objects.filter(pk__in=ids).update(tool=tool, error=error, error_line=error_line)
+    for host, ids in hosts.items():
+        TopologyFile.objects.filter(pk__in=ids).update(host=host)
     if not sources:
         comparison.fail(["No file could be read.", *problems[:20]])
         return
     comparison.advance(step="comparing with the plan")
-    planned = planned_links(project, inventory)
     observation = map_sources(inventory, sources)
     if not (observation.ib_devices or observation.lldp_devices):
         comparison.fail(["None of the outputs shows a device of the project.", *problems[:10],
@@ -227,8 +240,8 @@ def _record(comparison: TopologyComparison, result: Comparison, observation, pro
     cause = f"topology comparison #{comparison.pk}"
     learned = identities_record(project=comparison.project, device_guids=observation.device_guids,
                                 port_ids=observation.port_ids, user=comparison.requested_by, cause=cause)
-    moved = cables_fabric_observe(project=comparison.project, observations=result.cable_states(), checked_at=now,
-                                  cause=cause, user=comparison.requested_by)
+    moved = cables_fabric_record(project=comparison.project, observations=result.cable_states(), checked_at=now,
+                                 cause=cause, user=comparison.requested_by)
     counts = result.counts
     comparison.append_log(
         f"{counts['in_scope']} planned link(s) in scope, {counts['observed']} seen: "

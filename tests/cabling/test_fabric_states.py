@@ -1,0 +1,174 @@
+"""A whole fabric's observation recorded in bulk (cabling.services.fabric_states.cables_fabric_record): the
+same moves as cables_fabric_observe (tests/cabling/test_evidence.py), each change with its cause and a
+history row copied by the database, in a number of statements that does not grow with the cables, and
+nothing written but the time seen when nothing changed."""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from cabling.choices import CableStatus, FabricState, ScanAction
+from cabling.models import Cable
+from cabling.services import cables_fabric_observe, scan_record
+from cabling.services.fabric_states import cables_fabric_record
+from inventory.choices import PortStatus
+from inventory.models import Port
+from tests.support import count_queries
+
+pytestmark = pytest.mark.django_db
+
+CAUSE = "topology comparison #7"
+
+
+def state(cable) -> tuple[str, str, str]:
+    cable.refresh_from_db()
+    return cable.status, cable.fabric_state, cable.status_cause
+
+
+def ports(cable) -> set[tuple[str, str]]:
+    return set(Port.objects.filter(cable_end__cable=cable).values_list("status", "status_cause"))
+
+
+def verify_by_scan(fabric, user, cable, a_port: str, b_port: str) -> None:
+    for code, where in ((f"{cable.label}/A", a_port), (f"{cable.label}/B", b_port)):
+        scan_record(user=user, project=fabric.project, action=ScanAction.CABLE_END, code=code, port_code=where)
+
+
+def test_a_link_seen_ok_verifies_the_cable_and_keeps_its_history(fabric, technician):
+    at = timezone.now()
+    assert cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: FabricState.OK},
+                                checked_at=at, cause=CAUSE, user=technician) == 1
+    assert state(fabric.c1) == (CableStatus.VERIFIED, FabricState.OK, CAUSE)
+    assert fabric.c1.fabric_checked_at == at and fabric.c1.verified_at is None
+    assert ports(fabric.c1) == {(PortStatus.UP, CAUSE)}
+    record = fabric.c1.history.latest()
+    assert (record.status, record.fabric_state, record.label, record.history_change_reason, record.history_date,
+            record.history_type, record.history_user) == (CableStatus.VERIFIED, FabricState.OK, "C00001", CAUSE, at,
+                                                          "~", technician)
+    for port in Port.objects.filter(cable_end__cable=fabric.c1):
+        latest = port.history.latest()
+        assert (latest.status, latest.name, latest.history_change_reason, latest.history_user) == (
+            PortStatus.UP, port.name, CAUSE, technician)
+    # Seen again: only the time changes, no history row, not a port moved.
+    later = at + timedelta(minutes=5)
+    port_history = sum(p.history.count() for p in Port.objects.filter(cable_end__cable=fabric.c1))
+    assert cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=later,
+                                cause="again") == 0
+    fabric.c1.refresh_from_db()
+    assert fabric.c1.fabric_checked_at == later and fabric.c1.history.count() == 2
+    assert sum(p.history.count() for p in Port.objects.filter(cable_end__cable=fabric.c1)) == port_history
+
+
+def test_a_missing_link_undoes_only_the_fabrics_own_verification(fabric, technician):
+    verify_by_scan(fabric, technician, fabric.c1, "gpu-001:ib0/0", "leaf-01:p1")
+    cables_fabric_record(project=fabric.project, observations={fabric.c2.pk: "ok"}, checked_at=timezone.now(),
+                         cause="first comparison")
+    changed = cables_fabric_record(project=fabric.project,
+                                   observations={fabric.c1.pk: "missing", fabric.c2.pk: "missing"},
+                                   checked_at=timezone.now(), cause=CAUSE)
+    assert changed == 2
+    status, seen, cause = state(fabric.c1)
+    assert (status, seen) == (CableStatus.VERIFIED, FabricState.MISSING) and cause.startswith("Verified by scan")
+    assert state(fabric.c2) == (CableStatus.INSTALLED, FabricState.MISSING, CAUSE)
+    assert ports(fabric.c1) == ports(fabric.c2) == {(PortStatus.DOWN, CAUSE)}
+
+
+@pytest.mark.parametrize("seen", [FabricState.MISWIRED, FabricState.DEGRADED])
+def test_a_miswired_or_degraded_link_makes_the_cable_faulty(fabric, technician, seen):
+    verify_by_scan(fabric, technician, fabric.c1, "gpu-001:ib0/0", "leaf-01:p1")
+    assert cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: seen},
+                                checked_at=timezone.now(), cause=CAUSE) == 1
+    assert state(fabric.c1) == (CableStatus.FAULTY, seen, CAUSE)
+    assert ports(fabric.c1) == {(PortStatus.DOWN, CAUSE)}
+    assert [h.status for h in fabric.c1.history.order_by("history_id")][-2:] == ["verified", "faulty"]
+
+
+def test_other_projects_unseen_cables_and_unknown_states_are_left_alone(fabric):
+    at = timezone.now()
+    assert cables_fabric_record(project=fabric.project, observations={fabric.foreign.pk: "ok", fabric.c1.pk: "ok"},
+                                checked_at=at, cause=CAUSE) == 1
+    assert state(fabric.foreign)[:2] == (CableStatus.PLANNED, "") and fabric.foreign.fabric_checked_at is None
+    assert ports(fabric.foreign) == {(PortStatus.PLANNED, "")}
+    fabric.c2.refresh_from_db()
+    assert fabric.c2.fabric_checked_at is None  # not in this comparison: not seen
+    with pytest.raises(ValidationError) as refused:
+        cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "sideways"},
+                             checked_at=timezone.now(), cause=CAUSE)
+    assert refused.value.message_dict == {"observations": ["Unknown fabric states: sideways."]}
+
+
+def test_a_disabled_port_stays_disabled(fabric):
+    port = Port.objects.get(cable_end__cable=fabric.c1, cable_end__side="B")
+    Port.objects.filter(pk=port.pk).update(status=PortStatus.DISABLED)
+    cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=timezone.now(),
+                         cause=CAUSE)
+    assert Port.objects.get(pk=port.pk).status == PortStatus.DISABLED
+    assert not Port.history.filter(id=port.pk, history_change_reason=CAUSE).exists()
+
+
+def _snapshot(project) -> tuple:
+    cables = sorted(Cable.objects.filter(project=project).values_list(
+        "label", "status", "status_cause", "fabric_state", "fabric_checked_at", "fabric_verified_at"))
+    port_rows = sorted(Port.objects.filter(device__project=project).values_list("id", "status", "status_cause"))
+    history = sorted(Cable.history.filter(project=project).values_list(
+        "label", "status", "fabric_state", "fabric_verified_at", "history_change_reason", "history_type"))
+    port_history = sorted(Port.history.filter(device__project=project).values_list(
+        "id", "status", "history_change_reason", "history_type"))
+    return cables, port_rows, history, port_history
+
+
+def test_the_same_rows_and_history_as_cables_fabric_observe(project, add_cables):
+    """Three rounds of mixed observations, recorded once by each service from the same start: the same
+    cables, ports and history rows."""
+    cables = add_cables(project, 30, 0)
+    rounds = [{cable.pk: random.Random(seed * 100 + i).choice(FabricState.values) for i, cable in enumerate(cables)}
+              for seed in range(3)]
+    at = timezone.now()
+    results = []
+    for service in (cables_fabric_observe, cables_fabric_record):
+        Cable.objects.filter(project=project).update(status=CableStatus.PLANNED, status_cause="", fabric_state="",
+                                                     fabric_checked_at=None, fabric_verified_at=None)
+        Port.objects.filter(device__project=project).update(status=PortStatus.PLANNED, status_cause="")
+        Cable.history.filter(project=project).delete()
+        Port.history.filter(device__project=project).delete()
+        changed = [service(project=project, observations=seen, checked_at=at + timedelta(minutes=n), cause=f"round {n}")
+                   for n, seen in enumerate(rounds)]
+        results.append((changed, _snapshot(project)))
+    assert results[0] == results[1]
+    assert results[1][0][0] == 30  # every cable gets a fabric state
+
+
+def test_statements_do_not_grow_with_the_cables_and_an_unchanged_fabric_writes_one(project, add_cables):
+    def record(cables, state_):
+        ids = {cable.pk: state_ for cable in cables}
+        return count_queries(lambda: cables_fabric_record(project=project, observations=ids,
+                                                          checked_at=timezone.now(), cause="bench"))
+
+    few, many = add_cables(project, 5, 0), add_cables(project, 25, 5)
+    assert record(few, "ok") == record(many, "ok")
+    assert record(few, "miswired") == record(many, "miswired")
+    # Nothing to change: read the cables, stamp the time seen, ask for ports to move up and down (none);
+    # no lock, no history.
+    assert record(many, "miswired") == 4 + 2  # and the savepoint of the atomic block, in and out
+
+
+def test_history_copy_writes_the_rows_as_they_are_now_and_nothing_when_history_is_off(
+        project, add_cables, technician, settings):
+    from core.bulk_history import history_copy
+
+    cables = add_cables(project, 3, 0)
+    Cable.objects.filter(pk=cables[0].pk).update(status=CableStatus.FAULTY, status_cause="dropped")
+    at = timezone.now()
+    history_copy(Cable, [cables[0].pk, cables[1].pk, cables[0].pk], user=technician, reason="why", at=at)
+    rows = list(Cable.history.filter(history_date=at).order_by("id").values_list(
+        "id", "label", "status", "status_cause", "history_type", "history_user", "history_change_reason"))
+    assert rows == [(cables[0].pk, "Q00000", "faulty", "dropped", "~", technician.pk, "why"),
+                    (cables[1].pk, "Q00001", "planned", "", "~", technician.pk, "why")]
+    settings.SIMPLE_HISTORY_ENABLED = False
+    history_copy(Cable, [cables[2].pk], reason="off", at=at)
+    assert not Cable.history.filter(history_change_reason="off").exists()
