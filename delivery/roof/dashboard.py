@@ -9,7 +9,7 @@ loaded per cable. The portfolio costs the same for one project as for fifty.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 
@@ -26,7 +26,7 @@ from delivery.models import Project
 from delivery.selectors import project_list
 from inventory.choices import DeviceRole, HardwareKind, Network
 from inventory.gates import RACKING, SITE_READINESS
-from inventory.models import Device
+from inventory.models import Device, HardwareModel, Port
 from validation.choices import CheckKind, ResultStatus
 from validation.gates import CABLING, LINK_CHECKS, OS_DRIVERS, PASSING
 from validation.models import CheckResult, CheckRun
@@ -138,8 +138,9 @@ def _cables_planned(user, project: Project):
 
 def _verified_on():
     """When a cable became verified: the scan that confirmed its last end, or the topology comparison
-    that saw it ok (a cable verified by the fabric's word only has no verified_at)."""
-    return Coalesce("verified_at", "fabric_checked_at")
+    that verified it by the fabric's word (no verified_at). Not fabric_checked_at: every comparison moves
+    that to its own time, and the burn-up's history would collapse onto the latest one."""
+    return Coalesce("verified_at", "fabric_verified_at")
 
 
 def cables_verified_series(*, user, project: Project) -> Series:
@@ -150,44 +151,48 @@ def cables_verified_series(*, user, project: Project) -> Series:
     return _series(CABLES_SERIES, rows)
 
 
+def gpu_nodes_of(devices):
+    """The GPU nodes among `devices`: by role, or by a hardware model that is a GPU server (a subquery on
+    the few models, not a join: PostgreSQL then knows which devices it keeps)."""
+    servers = HardwareModel.objects.filter(kind=HardwareKind.GPU_SERVER).values("pk")
+    return devices.filter(Q(role=DeviceRole.GPU_NODE) | Q(hardware_model__in=servers))
+
+
 def planned_links_of(cables, *, project_ids):
     """The links a link-health run measures (validation.gates.planned_links): compute cables with an end
-    on a GPU node's port, of the projects `project_ids` (the portfolio asks once for all its projects). A
-    semi-join on the ends of those projects' nodes, not an EXISTS per cable: on the 1,024-server project
-    PostgreSQL may run that one for seconds."""
-    node = Q(port__device__role=DeviceRole.GPU_NODE) | Q(port__device__hardware_model__kind=HardwareKind.GPU_SERVER)
-    ends = CableEnd.objects.filter(port__device__project_id__in=project_ids).filter(node)
+    on a GPU node's port, of the projects `project_ids` (the portfolio asks once for all its projects).
+
+    Nested semi-joins from the nodes inward (their ports, the ends on those ports), not an EXISTS per cable
+    (seconds on the 1,024-server project) nor a join of every end to its port and device with the node test
+    made last (the ends of the switches' side joined for nothing)."""
+    nodes = gpu_nodes_of(Device.objects.filter(project_id__in=project_ids)).values("pk")
+    ends = CableEnd.objects.filter(port__in=Port.objects.filter(device__in=nodes).values("pk"))
     return cables.filter(network=Network.COMPUTE, pk__in=ends.values("cable_id"))
 
 
-def link_health_by_link(results):
-    """Per link measured, from its link-health results (done or errored, as the link checks gate reads
-    them): when it first passed, and whether its latest result passes (its latest passing result is its
-    latest result). One grouped query over the results, not a subquery per link: on the 1,024-server
-    project a subquery per link costs a second. A link-health run measures the GPU nodes' compute ports,
-    so its results' cables are planned links; removed cables are left out."""
+def links_passing_now(results):
+    """One row per link measured whose latest link-health result (done or errored, as the link checks gate
+    reads them) passes, with when it first passed (`first_pass`) and its project: one grouped query over the
+    results, the test on the latest made by the database (HAVING), not a subquery per link (a second on the
+    1,024-server project) nor a row per link measured sent to Python to be tested there. A link-health run
+    measures the GPU nodes' compute ports, so its results' cables are planned links; removed cables are
+    left out."""
     passing = Q(verdict__in=PASSING)
     return (results.filter(run__kind=CheckKind.LINK_HEALTH, status__in=(ResultStatus.DONE, ResultStatus.ERROR),
                            cable__network=Network.COMPUTE, cable__removed_from_plan=False)
             .order_by().values("cable_id", project_id=F("run__project_id"))
             .annotate(latest=Max("finished_at"), latest_pass=Max("finished_at", filter=passing),
-                      first_pass=Min("finished_at", filter=passing), first_day=TruncDate(Min("finished_at",
-                                                                                            filter=passing))))
-
-
-def _passes_now(row: dict) -> bool:
-    return row["latest_pass"] is not None and row["latest_pass"] >= row["latest"]
+                      first_pass=Min("finished_at", filter=passing))
+            .filter(latest_pass__gte=F("latest")))
 
 
 def links_passing_series(*, user, project: Project) -> Series:
     """Planned links whose latest link-health result passes, by the day they first passed: two queries (the
-    links counted, their results grouped by link), the days counted here from one row per measured link."""
+    links counted; the passing ones' first days, one date per link, counted here)."""
     links = planned_links_of(_cables_planned(user, project), project_ids=[project.pk])
-    by_day: dict[date, int] = defaultdict(int)
     results = scope_to_user(CheckResult.objects.filter(run__project=project), user, "run__project")
-    for row in link_health_by_link(results):
-        if _passes_now(row):
-            by_day[row["first_day"]] += 1
+    first_days = links_passing_now(results).annotate(first_day=TruncDate("first_pass"))
+    by_day = Counter(first_days.values_list("first_day", flat=True))
     return Series(name=LINKS_SERIES, by_day=dict(by_day), total=links.count())
 
 
@@ -227,8 +232,7 @@ class Dashboard:
 
 
 def _gpu_node_count(user, project: Project) -> int:
-    nodes = Q(role=DeviceRole.GPU_NODE) | Q(hardware_model__kind=HardwareKind.GPU_SERVER)
-    return scope_to_user(Device.objects.filter(project=project), user).filter(nodes).count()
+    return gpu_nodes_of(scope_to_user(Device.objects.filter(project=project), user)).count()
 
 
 def _check_runs(user, project: Project, since: datetime) -> tuple[list[CheckRun], list[CheckRun]]:
@@ -309,8 +313,8 @@ def _link_rates_by_project(links, results, *, since: datetime) -> dict[int, tupl
     """{project id: (planned links, passing now, of which first passed since `since`)}: two queries."""
     rates = {row["project_id"]: [row["n"], 0, 0]
              for row in links.order_by().values("project_id").annotate(n=Count("pk"))}
-    for row in link_health_by_link(results):
-        if _passes_now(row) and row["project_id"] in rates:
+    for row in links_passing_now(results).values("project_id", "first_pass"):
+        if row["project_id"] in rates:
             rates[row["project_id"]][1] += 1
             rates[row["project_id"]][2] += row["first_pass"] >= since
     return {project_id: tuple(rate) for project_id, rate in rates.items()}

@@ -91,6 +91,18 @@ def test_progress_per_rack_plane_and_in_all(floor, customer):
     assert progress.total.percent("verified") == 12 and progress.racks[0].percent("racked") == 66
 
 
+def test_an_optic_counts_seated_in_the_end_s_own_port_or_in_its_cage(floor, customer):
+    """The two ways a lane's transceiver is found: in the cage it belongs to (gpu-001:ib0, above) or, put
+    there by hand, in the lane port itself; an end that counts no transceiver adds nothing either way."""
+    lane = Port.objects.get(device=floor.gpu2, name="ib0/0")  # C00003's A end; its cage ib0 is empty
+    optic_install(optic=OpticFactory(project=floor.project, part_number=NODE_OPTIC), port=lane)
+    racks = {rack.name: rack for rack in floor_progress(user=customer, project=floor.project).racks}
+    assert (racks["A01"].optics_needed, racks["A01"].optics_seated) == (5, 3)
+    floor.c3.ends.filter(port=lane).update(optic_count=0)  # another end of the cage counts it
+    racks = {rack.name: rack for rack in floor_progress(user=customer, project=floor.project).racks}
+    assert (racks["A01"].optics_needed, racks["A01"].optics_seated) == (4, 2)
+
+
 def test_progress_of_one_network(floor, customer):
     progress = floor_progress(user=customer, project=floor.project, network="oob")
     assert [(p.network, p.plane, p.cables) for p in progress.planes] == [("oob", None, 1)]

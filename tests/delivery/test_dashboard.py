@@ -14,12 +14,14 @@ from django.utils import timezone
 
 from cabling.choices import CableStatus, FabricState, ScanAction, ScanResult
 from cabling.models import Cable, ScanEvent
+from cabling.services.fabric_states import cables_fabric_record
 from core.choices import JobStatus
 from delivery.choices import Role
 from delivery.roof.dashboard import portfolio, project_dashboard, start_of_today
 from delivery.roof.models import Stage
 from delivery.roof.services import gates_recompute, stages_create_from_template
 from inventory.choices import DeviceRole
+from inventory.models import Rack
 from inventory.services import device_create
 from tests.cabling.conftest import connect, ports_of, switch_model
 from tests.factories import MembershipFactory, ProjectFactory, RackFactory, UserFactory, gpu_server_model
@@ -39,9 +41,11 @@ def days_ago(n: int, hour: int = 12):
 
 
 def verify(cable: Cable, *, at, by_fabric: bool = False) -> None:
-    """A cable verified by a scan (verified_at) or by the fabric's word only (fabric_checked_at)."""
+    """A cable verified by a scan (verified_at) or by the fabric's word only (fabric_verified_at; the comparison
+    that saw it last, fabric_checked_at, is today's: the burn-up must not read that)."""
     fields = {"status": CableStatus.VERIFIED}
-    fields.update({"fabric_state": FabricState.OK, "fabric_checked_at": at} if by_fabric else {"verified_at": at})
+    fields.update({"fabric_state": FabricState.OK, "fabric_verified_at": at, "fabric_checked_at": timezone.now()}
+                  if by_fabric else {"verified_at": at})
     Cable.objects.filter(pk=cable.pk).update(**fields)
 
 
@@ -104,6 +108,22 @@ def test_the_burn_up_counts_cables_verified_by_scan_or_fabric_and_links_passing_
     assert board.finish == today + timedelta(days=7)
 
 
+def test_a_cable_verified_by_the_fabric_keeps_its_burn_up_day_when_the_fabric_is_compared_again(world, manager):
+    """The comparison that verified C00002 ran ten days ago; today's sees it ok again (and C00001 missing). The
+    burn-up still counts C00002 on its day and the portfolio sees no cable verified lately (no forecast):
+    fabric_checked_at moved to today, fabric_verified_at did not."""
+    project = world.project
+    for at in (days_ago(10), timezone.now()):
+        cables_fabric_record(project=project, observations={world.c1.pk: FabricState.MISSING,
+                                                            world.c2.pk: FabricState.OK},
+                             checked_at=at, cause="topology comparison")
+    cables, _ = project_dashboard(user=manager, project=project).series
+    today = timezone.localdate()
+    assert (cables.total, cables.done, dict(cables.by_day)) == (2, 1, {today - timedelta(days=10): 1})
+    row = {row.project.code: row for row in portfolio(user=manager)}[project.code]
+    assert row.forecasts[0] is None  # 1 of 2 verified, none in the last week: no rate, no date
+
+
 def test_each_stage_shows_its_stored_gate_as_done_of_total(world, manager):
     project = world.project
     verify(world.c1, at=days_ago(1))
@@ -143,7 +163,9 @@ def test_the_manager_sees_stages_burn_up_heat_map_today_and_runs_in_progress(wor
     assert re.search(r'data-stage="cabling" data-done="1" data-total="3" data-percent="33"', html)
     assert 'data-series="cables verified" data-done="1" data-total="2"' in html
     assert 'class="burnup"' in html and 'class="target"' in html
-    assert 'data-rack="A01"' in html  # the heat map
+    assert 'data-rack="A01"' in html  # the heat map, each rack linking to its page
+    rack = Rack.objects.get(project=project, name="A01")
+    assert f'<a href="{reverse("inventory:rack-detail", args=[project.code, rack.pk])}"><g class="rack' in html
     assert 'data-network="compute"' in html
     assert 'data-user="tech"' in html and '<b id="scans-today">1</b>' in html
     assert f'data-run="{running.pk}"' in html and 'data-job="validation.checkrun:' in html
