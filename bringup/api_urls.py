@@ -9,6 +9,7 @@ from core.api.tokens import token_view
 from core.api.views import not_found
 from delivery.api.jobs import JobStatusView
 from delivery.api.views import MembershipViewSet, ProjectViewSet
+from delivery.roof.api import register as register_workflow
 from delivery.roof.reports.api import register as register_reports
 from inventory.api.views import register as register_inventory
 from validation.api import register as register_validation
@@ -23,6 +24,7 @@ register_traces(router)
 register_validation(router)
 router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 register_reports(router)
+register_workflow(router)
 
 urlpatterns = [
     # POST username and password, get the token to send as `Authorization: Token <key>`.
