@@ -140,7 +140,8 @@ def _one_row_updated(cursor, instance: Model) -> None:
     the row's lock, so the row they read is the row they update: the history copied from the database on
     PostgreSQL and from the instance elsewhere is then the same.)"""
     if cursor.rowcount != 1:
-        raise DatabaseError(f"{type(instance).__name__} {instance.pk}: the update matched {cursor.rowcount} rows, not 1.")
+        raise DatabaseError(
+            f"{type(instance).__name__} {instance.pk}: the update matched {cursor.rowcount} rows, not 1.")
 
 
 @cache

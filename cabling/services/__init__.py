@@ -12,7 +12,8 @@
 - scans: every scan on the floor (`scan_record`): lookup, rack a device, seat an optic, confirm a cable end.
 - swaps: an optic or a cable replaced on the floor (`optic_swap`, `cable_swap`), sent back through
   verification, and its RMA moving on (`swap_rma_update`).
-- evidence: states that follow the evidence (`cables_fabric_observe`, `cables_link_observe`, `ports_move`).
+- evidence: states that follow the evidence (`cables_link_observe`, `ports_move`);
+  fabric_states: a whole comparison's (`cables_fabric_record`).
 
 The fabric planner itself (pure Python) is cabling.planner; its spec format is in the README.
 """
@@ -20,7 +21,7 @@ The fabric planner itself (pure Python) is cabling.planner; its spec format is i
 from .cable_ends import cable_end_repatch
 from .cables import SETTABLE_CABLE_STATUSES, cable_status_set
 from .diff import PlanDiff, PlanNotApplied, plan_diff
-from .evidence import cables_fabric_observe, cables_link_observe, ports_move
+from .evidence import cables_link_observe, ports_move
 from .fabric_plans import (
     APPLY_PLAN_TASK,
     fabric_plan_apply_now,
@@ -28,6 +29,7 @@ from .fabric_plans import (
     fabric_plan_preview,
     fabric_plan_run,
 )
+from .fabric_states import cables_fabric_record
 from .label_exports import RENDER_LABELS_TASK, label_sheet_export_run, label_sheet_export_start
 from .plan_rules import plan_of
 from .scans import KEY_PATTERN, MAX_POSITION_U, ScanOutcome, scan_record
@@ -47,7 +49,7 @@ __all__ = [
     "cable_end_repatch",
     "cable_status_set",
     "cable_swap",
-    "cables_fabric_observe",
+    "cables_fabric_record",
     "cables_link_observe",
     "fabric_plan_apply_now",
     "fabric_plan_confirm",

@@ -2,11 +2,8 @@
 ports, each change with its cause and a history row.
 
 - A scan of every end (cabling.services.scans) verifies a cable; its ports move on to connected.
-- The topology comparison (`cables_fabric_observe`): a link seen ok verifies the cable "by the fabric"
-  and its ports are up (fabric_verified_at: when it did, the burn-up's date for it); a missing link takes
-  its ports down, and a cable that only the fabric had verified back to installed (a scan-verified cable
-  stays verified: it was seen in place); a miswired or degraded link makes the cable faulty and its ports
-  down. A cable leaving verified loses its fabric_verified_at.
+- The topology comparison: its rules, for a whole fabric at once, are in cabling.services.fabric_states
+  (`cables_fabric_record`), which uses the pieces of this module.
 - The link-health check (`cables_link_observe`): a link seen ok makes a planned cable installed and its
   ports up; a failed one makes the cable faulty and its ports down, the cause naming the run and why.
 
@@ -22,7 +19,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
 
-from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
@@ -30,7 +26,7 @@ from delivery.evidence import evidence_changed_send
 from inventory.choices import PortStatus
 from inventory.models import Port
 
-from ..choices import CableStatus, FabricState
+from ..choices import CableStatus
 from ..models import Cable, CableEnd
 
 CHUNK = 2000  # ids per statement
@@ -52,7 +48,7 @@ def _chunks(ids: list[int]) -> Iterable[list[int]]:
         yield ids[start : start + CHUNK]
 
 
-# What cables_fabric_observe and cables_link_observe read of a cable to decide its move.
+# What cables_link_observe reads of a cable to decide its move.
 DECIDING_FIELDS = ("pk", "status", "status_cause", "fabric_state", "fabric_checked_at", "verified_at",
                    "fabric_verified_at")
 
@@ -133,53 +129,6 @@ def _move_ports_of(cables_to: dict[int, str], *, cause_of: dict[int, str], user,
         batches[(status, cause_of[cable_id])] += ports_of.get(cable_id, [])
     for (status, cause), port_ids in batches.items():
         ports_move(port_ids=port_ids, to=status, cause=cause, user=user, at=at)
-
-
-@transaction.atomic
-def cables_fabric_observe(
-    *, project, observations: dict[int, str], checked_at: datetime, cause: str, user=None
-) -> int:
-    """What the latest topology comparison saw of the project's cables, by cable id (FabricState values;
-    ids of other projects are ignored). Sets each cable's fabric_state and fabric_checked_at, and moves
-    it and its ports (module docstring). Every change of status or fabric state gets `cause` (status
-    changes in status_cause) and a history row; returns how many cables changed."""
-    unknown = sorted({state for state in observations.values() if state not in FabricState.values})
-    if unknown:
-        raise ValidationError({"observations": f"Unknown fabric states: {', '.join(map(str, unknown))}."})
-    cause = cause_text(cause)
-    changed: list[Cable] = []
-    ports_to: dict[int, str] = {}
-    for cable in _locked_cables(project, observations):
-        seen = observations[cable.pk]
-        before = (cable.status, cable.fabric_state)
-        cable.fabric_state, cable.fabric_checked_at = seen, checked_at
-        if seen == FabricState.OK:
-            cable.status = CableStatus.VERIFIED
-            ports_to[cable.pk] = PortStatus.UP
-        elif seen == FabricState.MISSING:
-            if cable.status == CableStatus.VERIFIED and cable.verified_at is None:  # the fabric's word only
-                cable.status = CableStatus.INSTALLED
-            ports_to[cable.pk] = PortStatus.DOWN
-        else:  # miswired or degraded: not as planned
-            cable.status = CableStatus.FAULTY
-            ports_to[cable.pk] = PortStatus.DOWN
-        if cable.status != before[0]:
-            cable.status_cause = cause
-            # The burn-up's date for a cable the fabric verifies: this comparison, kept while it stays verified.
-            cable.fabric_verified_at = checked_at if cable.status == CableStatus.VERIFIED else None
-        if (cable.status, cable.fabric_state) != before:
-            changed.append(cable)
-    # Every cable seen gets the time of the comparison; only those that changed get a history row.
-    seen_ids = sorted(observations)
-    for chunk in _chunks(seen_ids):
-        Cable.objects.filter(project=project, pk__in=chunk).update(fabric_checked_at=checked_at)
-    if changed:
-        _write_cables(changed, ["status", "status_cause", "fabric_state", "fabric_checked_at", "fabric_verified_at"],
-                      user=user, cause=cause, at=checked_at)
-    _move_ports_of(ports_to, cause_of=dict.fromkeys(ports_to, cause), user=user, at=checked_at)
-    if changed:
-        evidence_changed_send(project_id=project.pk, what="cable")  # the stage gates read cable states
-    return len(changed)
 
 
 @transaction.atomic

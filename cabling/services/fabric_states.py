@@ -1,7 +1,6 @@
 """What a topology comparison saw of a whole fabric, recorded on its cables and their ports in bulk
-(`cables_fabric_record`): the rules of cabling.services.evidence.cables_fabric_observe, written so that the
-24,576 cables of a 1,024-server fabric cost a fraction of a second when nothing changed and a few seconds
-when everything did.
+(`cables_fabric_record`), written so that the 24,576 cables of a 1,024-server fabric cost a fraction of a
+second when nothing changed and a few seconds when everything did.
 
 - a link seen ok verifies the cable "by the fabric" and its ports are up;
 - a missing link takes its ports down, and a cable that only the fabric had verified back to installed (a
@@ -12,9 +11,10 @@ when everything did.
 - every cable seen gets the time of the comparison; a change of status or fabric state gets the cause (a
   status change in status_cause) and a history row; a port a person disabled stays disabled.
 
-How it stays fast: the decision reads plain values (no model instances) without a lock; only the cables that
-will change are then locked and read again, and decided on what the lock shows (a writer that moved one in
-between is not overwritten); a port's move is an UPDATE whose condition is checked on each row as it is
+How it stays fast and safe: the decision reads plain values (no model instances) of every cable of the
+project, locked in id order before anything is written (a writer that moved one in between is not
+overwritten, and the stamp of every cable seen cannot deadlock with a scan, a link check or a swap, which
+lock in id order too); a port's move is an UPDATE whose condition is checked on each row as it is
 written, returning the ids it moved. Each group of rows moving to the same values is one UPDATE per chunk of ids,
 and their history rows are copied by the database itself (core.bulk_history: the same rows
 simple_history's bulk_history_create would make, without building one Python object per row). A
@@ -178,7 +178,7 @@ def cables_fabric_record(
     *, project, observations: Mapping[int, str], checked_at: datetime, cause: str, user=None
 ) -> int:
     """What the latest topology comparison saw of the project's cables, by cable id (FabricState values;
-    ids of other projects are ignored): the same moves as cables_fabric_observe (module docstring), for a
+    ids of other projects are ignored): the moves of the module docstring, for a
     whole fabric at once. Returns how many cables changed status or fabric state."""
     known = frozenset(FabricState.values)  # .values builds a new list at each use: not once per cable
     unknown = sorted({str(state) for state in observations.values() if state not in known})

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from cabling.choices import CableStatus, FabricState, ScanAction
 from cabling.models import Cable
-from cabling.services import cables_fabric_observe, cables_link_observe, scan_record
+from cabling.services import cables_fabric_record, cables_link_observe, scan_record
 from inventory.choices import PortStatus
 from inventory.models import Port
 from tests.support import count_queries
@@ -38,7 +38,7 @@ def verify_by_scan(fabric, user, cable, a_port: str, b_port: str) -> None:
 
 def test_a_link_seen_ok_verifies_the_cable_by_the_fabric_and_its_ports_are_up(fabric):
     at = timezone.now()
-    changed = cables_fabric_observe(project=fabric.project, observations={fabric.c1.pk: FabricState.OK},
+    changed = cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: FabricState.OK},
                                     checked_at=at, cause=CAUSE)
     assert changed == 1
     assert state(fabric.c1) == (CableStatus.VERIFIED, FabricState.OK, CAUSE)
@@ -50,7 +50,7 @@ def test_a_link_seen_ok_verifies_the_cable_by_the_fabric_and_its_ports_are_up(fa
     assert all(p.history.latest().status == PortStatus.UP for p in Port.objects.filter(cable_end__cable=fabric.c1))
     # The same observation again changes nothing (but the time it was seen).
     later = at + timedelta(minutes=5)
-    assert cables_fabric_observe(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=later,
+    assert cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=later,
                                  cause="again") == 0
     fabric.c1.refresh_from_db()
     assert fabric.c1.fabric_checked_at == later and fabric.c1.history.count() == 2
@@ -58,9 +58,9 @@ def test_a_link_seen_ok_verifies_the_cable_by_the_fabric_and_its_ports_are_up(fa
 
 def test_a_missing_link_takes_the_ports_down_and_undoes_only_the_fabrics_own_verification(fabric, technician):
     verify_by_scan(fabric, technician, fabric.c1, "gpu-001:ib0/0", "leaf-01:p1")  # verified by scan
-    cables_fabric_observe(project=fabric.project, observations={fabric.c2.pk: "ok"}, checked_at=timezone.now(),
+    cables_fabric_record(project=fabric.project, observations={fabric.c2.pk: "ok"}, checked_at=timezone.now(),
                           cause="first comparison")  # verified by the fabric only
-    changed = cables_fabric_observe(
+    changed = cables_fabric_record(
         project=fabric.project, observations={fabric.c1.pk: "missing", fabric.c2.pk: "missing"},
         checked_at=timezone.now(), cause=CAUSE,
     )
@@ -74,7 +74,7 @@ def test_a_missing_link_takes_the_ports_down_and_undoes_only_the_fabrics_own_ver
 @pytest.mark.parametrize("seen", [FabricState.MISWIRED, FabricState.DEGRADED])
 def test_a_miswired_or_degraded_link_makes_the_cable_faulty(fabric, technician, seen):
     verify_by_scan(fabric, technician, fabric.c1, "gpu-001:ib0/0", "leaf-01:p1")
-    assert cables_fabric_observe(project=fabric.project, observations={fabric.c1.pk: seen},
+    assert cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: seen},
                                  checked_at=timezone.now(), cause=CAUSE) == 1
     assert state(fabric.c1) == (CableStatus.FAULTY, seen, CAUSE)
     assert ports(fabric.c1) == {(PortStatus.DOWN, CAUSE)}
@@ -82,11 +82,11 @@ def test_a_miswired_or_degraded_link_makes_the_cable_faulty(fabric, technician, 
 
 
 def test_another_projects_cables_and_unknown_states_are_not_touched(fabric):
-    assert cables_fabric_observe(project=fabric.project, observations={fabric.foreign.pk: "ok"},
+    assert cables_fabric_record(project=fabric.project, observations={fabric.foreign.pk: "ok"},
                                  checked_at=timezone.now(), cause=CAUSE) == 0
     assert state(fabric.foreign)[:2] == (CableStatus.PLANNED, "")
     with pytest.raises(ValidationError) as refused:
-        cables_fabric_observe(project=fabric.project, observations={fabric.c1.pk: "sideways"},
+        cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "sideways"},
                               checked_at=timezone.now(), cause=CAUSE)
     assert refused.value.message_dict == {"observations": ["Unknown fabric states: sideways."]}
 
@@ -94,7 +94,7 @@ def test_another_projects_cables_and_unknown_states_are_not_touched(fabric):
 def test_a_disabled_port_stays_disabled(fabric):
     port = Port.objects.get(cable_end__cable=fabric.c1, cable_end__side="B")
     Port.objects.filter(pk=port.pk).update(status=PortStatus.DISABLED)
-    cables_fabric_observe(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=timezone.now(),
+    cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=timezone.now(),
                           cause=CAUSE)
     assert Port.objects.get(pk=port.pk).status == PortStatus.DISABLED
 
@@ -123,7 +123,7 @@ def test_statements_do_not_grow_with_the_cables(project, add_cables):
 
     def observe(cables, state_):
         ids = {cable.pk: state_ for cable in cables}
-        return count_queries(lambda: cables_fabric_observe(project=project, observations=ids,
+        return count_queries(lambda: cables_fabric_record(project=project, observations=ids,
                                                            checked_at=timezone.now(), cause="bench"))
 
     few, many = add_cables(project, 5, 0), add_cables(project, 25, 5)

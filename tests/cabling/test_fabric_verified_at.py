@@ -19,18 +19,17 @@ from cabling.services import (
     cable_end_repatch,
     cable_status_set,
     cable_swap,
-    cables_fabric_observe,
+    cables_fabric_record,
     cables_link_observe,
     scan_record,
 )
-from cabling.services.fabric_states import cables_fabric_record
 
 from .conftest import ports_of
 
 pytestmark = pytest.mark.django_db
 
 # Both services that record a comparison keep the field the same way.
-RECORDERS = pytest.mark.parametrize("record", [cables_fabric_record, cables_fabric_observe],
+RECORDERS = pytest.mark.parametrize("record", [cables_fabric_record, cables_fabric_record],
                                     ids=["bulk", "per-cable"])
 
 

@@ -5,7 +5,8 @@ Targets: per InfiniBand fabric (the devices its planned cables join), `iblinkinf
 (a head node when the fabric has one, else the first GPU node by name), through the HCA port cabled into
 that fabric; per Ethernet switch with planned cables, its LLDP neighbours (`lldpcli -f json`). Each target
 only checks that its output reads; the run's end compares them all at once, keeps the comparison
-(TopologyComparison, linked to the run) and moves the cables it saw (cables_fabric_observe).
+(TopologyComparison, linked to the run) and moves the cables it saw
+(cabling.services.fabric_states.cables_fabric_record).
 """
 
 from __future__ import annotations
