@@ -27,8 +27,6 @@ class RoofConfig(AppConfig):
 
 def _on_evidence_changed(sender, *, project_id: int, **kwargs) -> None:
     """Ask for a recompute once the sender's transaction commits (nothing if it rolls back)."""
-    from django.db import transaction
+    from .services import gates_recompute_after_commit
 
-    from .services import gates_recompute_request
-
-    transaction.on_commit(lambda: gates_recompute_request(project_id=project_id))
+    gates_recompute_after_commit(project_id=project_id)

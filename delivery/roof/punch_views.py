@@ -69,7 +69,10 @@ class PunchDetailView(ProjectViewMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         item = punch_item_detail(user=self.request.user, project=self.project, pk=kwargs["pk"])
         can_work = can(self.request.user, Capability.RUN_CHECKS, self.project)
-        context.update(item=item, history=history_rows(item.history.all()), can_work=can_work)
+        # A customer reads the item as the acceptance report shows it: no internal notes (description,
+        # fingerprint, the evidence trail) and no change history, which would repeat them.
+        history = history_rows(item.history.all()) if can_work else []
+        context.update(item=item, history=history, can_work=can_work)
         if can_work:
             manager = context["can_manage_project"]
             context["edit_form"] = PunchItemForm(project=self.project, manager=manager, initial={

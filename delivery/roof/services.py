@@ -194,13 +194,24 @@ def stage_skip(*, stage: Stage, user, reason: str) -> Stage:
     return stage
 
 
+def _all_items_waiver_covers(stage: Stage, waiver: Waiver) -> bool:
+    """A waiver of all items covers up to as many as were missing when it was recorded; and when it named
+    every one of them (the gate lists up to ten), only those: a new fault in place of one fixed is not
+    waived by a count."""
+    if stage.gate_missing_count > waiver.missing_count:
+        return False
+    if waiver.missing_count == len(waiver.items):
+        return {item.get("ref") for item in stage.gate_missing} <= set(waiver.items)
+    return True
+
+
 def waivers_cover(stage: Stage, waivers: list[Waiver]) -> bool:
-    """Whether the waivers cover every item the stored gate misses: a waiver of all items covers up to
-    as many as were missing when it was recorded; waivers of named items cover those refs, and only when
-    the stored gate lists every item it misses (it lists up to ten)."""
+    """Whether the waivers cover every item the stored gate misses: waivers of all items as
+    _all_items_waiver_covers says; waivers of named items cover those refs, and only when the stored gate
+    lists every item it misses (it lists up to ten)."""
     if stage.gate_passed:
         return True
-    if any(w.all_items and stage.gate_missing_count <= w.missing_count for w in waivers):
+    if any(w.all_items and _all_items_waiver_covers(stage, w) for w in waivers):
         return True
     refs = {item.get("ref") for item in stage.gate_missing}
     waived = {ref for w in waivers for ref in w.items}
@@ -240,9 +251,15 @@ def stage_complete_on_behalf(*, stage: Stage, user) -> Stage:
             "Fix them, or record a waiver that covers them."
         )
     waived = "" if stage.gate_passed else f" with {len(waivers)} waiver(s)"
+    now = timezone.now()
+    if stage.started_at is None:
+        # Completed straight from "not started" (a gate that passed without work, like site readiness): it
+        # started when it was done, so the stage's record and the report's dates stay whole.
+        stage.started_at, stage.started_by = now, user
     stage.status, stage.status_reason = StageStatus.DONE, ""
-    stage.completed_at, stage.completed_by = timezone.now(), user
-    _save(stage, ["status", "status_reason", "completed_at", "completed_by"], user=user, why=f"completed{waived}")
+    stage.completed_at, stage.completed_by = now, user
+    _save(stage, ["status", "status_reason", "started_at", "started_by", "completed_at", "completed_by"], user=user,
+          why=f"completed{waived}")
     _unblock_dependents(stage, user=user)
     notify_stage_completed(stage, user=user, waived=waived)
     return stage
@@ -316,7 +333,29 @@ def checklist_item_confirm(*, item: ChecklistItem, user) -> ChecklistItem:
 
 
 def _evidence_changed(project_id: int) -> None:
-    transaction.on_commit(lambda: gates_recompute_request(project_id=project_id))
+    gates_recompute_after_commit(project_id=project_id)
+
+
+def gates_recompute_after_commit(*, project_id: int) -> None:
+    """Ask for a recompute once the current transaction commits (nothing if it rolls back), once per
+    transaction however many changes it makes: without a broker the task runs inside the request, and each
+    further ask would claim the flag it just cleared and run it all again.
+
+    Every change registers its own callback (so none is lost to a rolled-back savepoint); the callbacks of
+    one transaction share a batch, and the first to run asks for all of them."""
+    connection = transaction.get_connection()
+    batches = connection.__dict__.setdefault("_gates_recompute_batches", {})
+    batch = batches.get(project_id)
+    if batch is None or batch["asked"]:
+        batch = batches[project_id] = {"asked": False}
+
+    def request() -> None:
+        if not batch["asked"]:
+            batch["asked"] = True
+            gates_recompute_request(project_id=project_id)
+
+    request.gates_project_id = project_id
+    transaction.on_commit(request)
 
 
 # --- recomputing the gates ------------------------------------------------------------------------------

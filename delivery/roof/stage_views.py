@@ -25,6 +25,11 @@ from .work import STAGE_RUNNERS
 class SkipForm(forms.Form):
     reason = forms.CharField(max_length=services.REASON_LENGTH, widget=forms.TextInput(attrs={"required": True}))
 
+    def __init__(self, *args, **kwargs):
+        # Both forms sit on the stage page and both have a "reason": distinct ids keep each label on its field.
+        kwargs.setdefault("auto_id", "skip_%s")
+        super().__init__(*args, **kwargs)
+
 
 class WaiverForm(forms.Form):
     reason = forms.CharField(max_length=services.WAIVER_REASON_LENGTH, widget=forms.Textarea(attrs={"rows": 3}))
@@ -32,6 +37,7 @@ class WaiverForm(forms.Form):
     all_items = forms.BooleanField(required=False, label="Waive every missing item")
 
     def __init__(self, *args, stage=None, **kwargs):
+        kwargs.setdefault("auto_id", "waiver_%s")
         super().__init__(*args, **kwargs)
         self.fields["items"].choices = [(i.get("ref"), i.get("label")) for i in (stage.gate_missing if stage else [])]
 

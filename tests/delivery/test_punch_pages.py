@@ -44,6 +44,18 @@ def test_a_customer_reads_only_customer_visible_items_and_changes_nothing(world,
     assert PunchItem.objects.get(pk=shown.pk).status == PunchStatus.OPEN
 
 
+def test_a_customer_reads_an_item_without_its_internal_notes_or_history(world, client_for, customer, technician):
+    item = make_item(world.project, "Shown to the customer", customer_visible=True,
+                     description="Vendor blamed the optic batch", fingerprint="link-health:port:7",
+                     evidence_note="BER 3e-9 on the last run", evidence_at=timezone.now())
+    customer_page = client_for(customer).get(url("detail", world.project, item.pk)).content.decode()
+    technician_page = client_for(technician).get(url("detail", world.project, item.pk)).content.decode()
+    for internal in ("Vendor blamed the optic batch", "link-health:port:7", "BER 3e-9 on the last run"):
+        assert internal not in customer_page
+        assert internal in technician_page
+    assert "Shown to the customer" in customer_page
+
+
 def test_outsiders_get_404_everywhere(world, client_for, outsider):
     item = make_item(world.project, customer_visible=True)
     client = client_for(outsider)

@@ -97,6 +97,8 @@ def test_a_project_walks_through_every_stage(world, manager, technician, client_
     # Site readiness: the racks keep their headroom.
     assert stage(project, "site_readiness").gate_passed
     stage_complete(stage=stage(project, "site_readiness"), user=manager)
+    done = stage(project, "site_readiness")  # completed without a start: it started when it was done
+    assert done.started_at == done.completed_at and done.started_by == manager
 
     # Racking: refused, naming every device not confirmed by a scan, until a technician scans them.
     racking = stage_start(stage=stage(project, "racking"), user=manager)
@@ -299,6 +301,26 @@ def test_a_stage_done_under_a_waiver_does_not_regress_on_the_items_it_waived(wor
     assert stage(project, "racking").status == StageStatus.DONE
 
 
+def test_a_waiver_of_all_items_does_not_cover_a_new_fault_in_place_of_a_fixed_one(world, manager, technician):
+    from inventory.choices import DeviceRole
+    from inventory.services import device_create
+
+    project = world.project
+    gates_recompute(project=project)
+    stage_complete(stage=stage(project, "site_readiness"), user=manager)
+    waiver_record(stage=stage(project, "racking"), user=manager, all_items=True, reason="Scanners arrive Monday.")
+    stage_complete(stage=stage(project, "racking"), user=manager)
+    scan_rack(project, technician, world.gpu1)  # one waived device fixed, and a new one not confirmed: 3 again
+    device_create(project=project, hardware_model=world.leaf.hardware_model, name="leaf-02",
+                  rack=world.network_rack, position_u=5, role=DeviceRole.LEAF)
+    regressed = gates_recompute(project=project)
+    racking = stage(project, "racking")
+    assert racking.gate_missing_count == 3
+    assert [s.key for s in regressed] == ["racking"]
+    assert racking.status == StageStatus.IN_PROGRESS and racking.status_reason.startswith("Reopened")
+    assert "leaf-02" in [item["label"] for item in racking.gate_missing]
+
+
 # --- recompute on evidence, debounced ----------------------------------------------------------------------
 
 
@@ -320,6 +342,23 @@ def test_a_verifying_scan_recomputes_the_gates_on_commit_and_a_queued_recompute_
     with django_capture_on_commit_callbacks(execute=True):
         scan_cable(project, technician, world.c2)
     assert stage(project, "cabling").gate_computed_at == cabling.gate_computed_at
+
+
+def test_many_changes_in_one_transaction_ask_for_one_recompute(world, technician, monkeypatch,
+                                                              django_capture_on_commit_callbacks):
+    from delivery.roof import services
+
+    asked = []
+    monkeypatch.setattr(services, "gates_recompute_request", lambda *, project_id: asked.append(project_id))
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        scan_cable(world.project, technician, world.c1)
+        scan_cable(world.project, technician, world.c2)
+    assert len([c for c in callbacks if getattr(c, "gates_project_id", None) == world.project.pk]) > 1
+    assert asked == [world.project.pk]  # the first callback to run asks for all of them
+
+    with django_capture_on_commit_callbacks(execute=True):  # the next transaction asks again
+        scan_cable(world.project, technician, world.c1)
+    assert asked == [world.project.pk, world.project.pk]
 
 
 def test_the_recompute_task_clears_the_flag_and_stores_the_gates(world):

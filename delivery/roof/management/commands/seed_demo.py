@@ -4,13 +4,15 @@ from django.core.management.base import BaseCommand
 
 from delivery.models import Project
 from delivery.roof.demo import DEMO_CODE, LAB_CODE, build_demo, demo_report_ensure, demo_report_line
+from delivery.roof.demo_delivery import demo_delivery_ensure, demo_delivery_line
 from validation.demo_runs import demo_checks_ensure, demo_topology_ensure
 
 
 class Command(BaseCommand):
     help = (
         "Create the demo projects DEMO-72 (the 72-node reference cluster) and LAB-8, with demo users, and "
-        "run their check runs on the simulated cluster (link health, bandwidth matrix, NCCL). "
+        "run their check runs on the simulated cluster (link health, bandwidth matrix, NCCL), then walk DEMO-72 "
+        "to mid-delivery (stages done, one blocked, punch items, a burn-up with history). "
         "Idempotent: only missing rows and runs are created."
     )
 
@@ -31,6 +33,7 @@ class Command(BaseCommand):
             self.stdout.write(f"Demo data already complete: nothing to do ({elapsed:.1f} s).")
         if not options["no_check_runs"]:
             self._run_checks()
+            self._delivery()  # after the runs and the comparison: they are the gates' evidence
             self._report()  # last: the report freezes the runs and the comparison above
         self.stdout.write(self.style.SUCCESS("Demo logins:"))
         for login in result.logins:
@@ -42,6 +45,13 @@ class Command(BaseCommand):
         version = demo_report_ensure(Project.objects.get(code=DEMO_CODE))
         if version is not None:
             self.stdout.write(demo_report_line(version, seconds=time.perf_counter() - started))
+
+    def _delivery(self) -> None:
+        started = time.perf_counter()
+        project = Project.objects.get(code=DEMO_CODE)
+        walk = demo_delivery_ensure(project)
+        if walk is not None:
+            self.stdout.write(f"{demo_delivery_line(project, walk)} ({time.perf_counter() - started:.1f} s)")
 
     def _run_checks(self) -> None:
         for code in (DEMO_CODE, LAB_CODE):
