@@ -69,8 +69,22 @@ class LabelSheetExportAdmin(admin.ModelAdmin):
         return False
 
 
+class LookedUpOnly:
+    """For rows written by a service only (scans, swaps): the admin looks them up, never adds, edits or
+    deletes one."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(ScanEvent)
-class ScanEventAdmin(admin.ModelAdmin):
+class ScanEventAdmin(LookedUpOnly, admin.ModelAdmin):
     """Scans are kept forever as they were recorded (cabling.services.scan_record): looked up here, never
     added, changed or deleted."""
 
@@ -80,18 +94,9 @@ class ScanEventAdmin(admin.ModelAdmin):
     list_select_related = ["project", "user"]
     date_hierarchy = "created_at"
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(Swap)
-class SwapAdmin(SimpleHistoryAdmin):
+class SwapAdmin(LookedUpOnly, SimpleHistoryAdmin):
     """Swaps are recorded on the floor (cabling.services.swaps: it moves the optics and sends the cable back
     through verification) and their RMA moved on on the swap's page; here they are only looked up."""
 
@@ -101,12 +106,3 @@ class SwapAdmin(SimpleHistoryAdmin):
     search_fields = ["old_serial", "new_serial", "rma_case", "cable__label", "project__code"]
     list_select_related = ["project", "recorded_by"]
     date_hierarchy = "recorded_at"
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -1,7 +1,7 @@
-"""A whole fabric's observation recorded in bulk (cabling.services.fabric_states.cables_fabric_record): the
-moves of the rules (tests/cabling/test_evidence.py), each change with its cause and a
-history row copied by the database, in a number of statements that does not grow with the cables, and
-nothing written but the time seen when nothing changed."""
+"""A whole fabric's observation recorded in bulk (cabling.services.fabric_states.cables_fabric_record), beyond
+the single moves tested in tests/cabling/test_evidence.py: rounds of mixed observations against the rules
+written out, each change with a history row copied by the database, in a number of statements that does not
+grow with the cables, and nothing written but the time seen when nothing changed."""
 
 from __future__ import annotations
 
@@ -12,31 +12,18 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from cabling.choices import CableStatus, FabricState, ScanAction
+from cabling.choices import CableStatus, FabricState
 from cabling.models import Cable
-from cabling.services import scan_record
 from cabling.services.fabric_states import cables_fabric_record
 from inventory.choices import PortStatus
 from inventory.models import Port
 from tests.support import count_queries
 
+from .test_evidence import ports, state
+
 pytestmark = pytest.mark.django_db
 
 CAUSE = "topology comparison #7"
-
-
-def state(cable) -> tuple[str, str, str]:
-    cable.refresh_from_db()
-    return cable.status, cable.fabric_state, cable.status_cause
-
-
-def ports(cable) -> set[tuple[str, str]]:
-    return set(Port.objects.filter(cable_end__cable=cable).values_list("status", "status_cause"))
-
-
-def verify_by_scan(fabric, user, cable, a_port: str, b_port: str) -> None:
-    for code, where in ((f"{cable.label}/A", a_port), (f"{cable.label}/B", b_port)):
-        scan_record(user=user, project=fabric.project, action=ScanAction.CABLE_END, code=code, port_code=where)
 
 
 def test_a_link_seen_ok_verifies_the_cable_and_keeps_its_history(fabric, technician):
@@ -64,30 +51,6 @@ def test_a_link_seen_ok_verifies_the_cable_and_keeps_its_history(fabric, technic
     assert sum(p.history.count() for p in Port.objects.filter(cable_end__cable=fabric.c1)) == port_history
 
 
-def test_a_missing_link_undoes_only_the_fabrics_own_verification(fabric, technician):
-    verify_by_scan(fabric, technician, fabric.c1, "gpu-001:ib0/0", "leaf-01:p1")
-    cables_fabric_record(project=fabric.project, observations={fabric.c2.pk: "ok"}, checked_at=timezone.now(),
-                         cause="first comparison")
-    changed = cables_fabric_record(project=fabric.project,
-                                   observations={fabric.c1.pk: "missing", fabric.c2.pk: "missing"},
-                                   checked_at=timezone.now(), cause=CAUSE)
-    assert changed == 2
-    status, seen, cause = state(fabric.c1)
-    assert (status, seen) == (CableStatus.VERIFIED, FabricState.MISSING) and cause.startswith("Verified by scan")
-    assert state(fabric.c2) == (CableStatus.INSTALLED, FabricState.MISSING, CAUSE)
-    assert ports(fabric.c1) == ports(fabric.c2) == {(PortStatus.DOWN, CAUSE)}
-
-
-@pytest.mark.parametrize("seen", [FabricState.MISWIRED, FabricState.DEGRADED])
-def test_a_miswired_or_degraded_link_makes_the_cable_faulty(fabric, technician, seen):
-    verify_by_scan(fabric, technician, fabric.c1, "gpu-001:ib0/0", "leaf-01:p1")
-    assert cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: seen},
-                                checked_at=timezone.now(), cause=CAUSE) == 1
-    assert state(fabric.c1) == (CableStatus.FAULTY, seen, CAUSE)
-    assert ports(fabric.c1) == {(PortStatus.DOWN, CAUSE)}
-    assert [h.status for h in fabric.c1.history.order_by("history_id")][-2:] == ["verified", "faulty"]
-
-
 def test_other_projects_unseen_cables_and_unknown_states_are_left_alone(fabric):
     at = timezone.now()
     assert cables_fabric_record(project=fabric.project, observations={fabric.foreign.pk: "ok", fabric.c1.pk: "ok"},
@@ -100,15 +63,6 @@ def test_other_projects_unseen_cables_and_unknown_states_are_left_alone(fabric):
         cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "sideways"},
                              checked_at=timezone.now(), cause=CAUSE)
     assert refused.value.message_dict == {"observations": ["Unknown fabric states: sideways."]}
-
-
-def test_a_disabled_port_stays_disabled(fabric):
-    port = Port.objects.get(cable_end__cable=fabric.c1, cable_end__side="B")
-    Port.objects.filter(pk=port.pk).update(status=PortStatus.DISABLED)
-    cables_fabric_record(project=fabric.project, observations={fabric.c1.pk: "ok"}, checked_at=timezone.now(),
-                         cause=CAUSE)
-    assert Port.objects.get(pk=port.pk).status == PortStatus.DISABLED
-    assert not Port.history.filter(id=port.pk, history_change_reason=CAUSE).exists()
 
 
 def expected_move(status: str, seen: str) -> str:

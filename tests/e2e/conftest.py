@@ -113,12 +113,12 @@ def browser(_allow_sync_orm_beside_playwright, _count_live_server_requests):
 
 @pytest.fixture
 def page_for(browser, live_server) -> Iterator[Callable]:
-    """`page_for(user)` logs the user in through the real login form in a fresh browser context and
-    returns the page where the login landed."""
+    """`page_for(user)` logs the user in through the real login form in a fresh browser context (of
+    `viewport`'s size, if given) and returns the page where the login landed."""
     contexts = []
 
-    def log_in(user, password: str = TEST_PASSWORD, next_url: str = ""):
-        context = browser.new_context(base_url=live_server.url)
+    def log_in(user, password: str = TEST_PASSWORD, next_url: str = "", viewport: dict | None = None):
+        context = browser.new_context(base_url=live_server.url, **({"viewport": viewport} if viewport else {}))
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         page = context.new_page()

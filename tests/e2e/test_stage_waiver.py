@@ -14,7 +14,6 @@ from delivery.roof.choices import StageStatus
 from delivery.roof.models import Stage, Waiver
 from delivery.roof.services import gates_recompute, stage_complete, stage_start
 from tests.delivery.stages_world import build_world
-from tests.e2e.conftest import TEST_PASSWORD
 from tests.e2e.test_tablet_layout import MEASURE, MIN_TARGET
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
@@ -33,73 +32,56 @@ def blocked_racking(project, manager):
     return world
 
 
-def tablet_page(browser, live_server, user):
-    context = browser.new_context(viewport=TABLET, base_url=live_server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto("/login/")
-    page.get_by_label("Username").fill(user.get_username())
-    page.get_by_label("Password").fill(TEST_PASSWORD)
-    page.get_by_role("button", name="Log in").click()
-    page.wait_for_load_state()
-    return context, page
-
-
 def assert_fits(page) -> None:
     seen = page.evaluate(MEASURE, MIN_TARGET)
     assert seen["scrollWidth"] <= seen["innerWidth"], f"scrolls sideways: {seen['wide']}"
     assert not seen["small"], f"targets under {MIN_TARGET}px: {seen['small'][:5]}"
 
 
-def test_a_manager_waives_a_blocked_stages_missing_items_and_completes_it(browser, live_server, project, manager,
+def test_a_manager_waives_a_blocked_stages_missing_items_and_completes_it(page_for, project, manager,
                                                                         blocked_racking):
-    from tests.e2e.conftest import close_contexts
+    page = page_for(manager, viewport=TABLET)
+    page.goto(f"/p/{project.code}/stages/")
+    page.locator('[data-stage="racking"] a').first.click()
+    expect(page).to_have_url(re.compile(rf"/p/{project.code}/stages/racking/$"))
+    gate = page.locator("#gate")
+    expect(gate).to_contain_text("3 missing")
+    for name in ("gpu-001", "gpu-002", "leaf-01"):
+        expect(gate.locator(".missing")).to_contain_text(name)
+    assert_fits(page)
 
-    context, page = tablet_page(browser, live_server, manager)
-    try:
-        page.goto(f"/p/{project.code}/stages/")
-        page.locator('[data-stage="racking"] a').first.click()
-        expect(page).to_have_url(re.compile(rf"/p/{project.code}/stages/racking/$"))
-        gate = page.locator("#gate")
-        expect(gate).to_contain_text("3 missing")
-        for name in ("gpu-001", "gpu-002", "leaf-01"):
-            expect(gate.locator(".missing")).to_contain_text(name)
-        assert_fits(page)
+    # Completing is refused, naming what is missing.
+    page.locator("#actions").get_by_role("button", name="Complete").click()
+    refusal = page.locator(".messages .error")
+    expect(refusal).to_contain_text("Racking's gate does not pass (3 missing")
+    expect(refusal).to_contain_text("gpu-001")
 
-        # Completing is refused, naming what is missing.
-        page.locator("#actions").get_by_role("button", name="Complete").click()
-        refusal = page.locator(".messages .error")
-        expect(refusal).to_contain_text("Racking's gate does not pass (3 missing")
-        expect(refusal).to_contain_text("gpu-001")
+    # A waiver of two of the devices: the third still blocks completion.
+    waiver = page.locator("#waivers form")
+    waiver.get_by_label("gpu-001").check()
+    waiver.get_by_label("gpu-002").check()
+    # By its label: the skip form's reason has an id of its own, so this label points at the waiver's.
+    waiver.get_by_label("Reason").fill("Both nodes go back to the vendor for new rails.")
+    waiver.get_by_role("button", name="Record the waiver").click()
+    expect(page.locator(".messages .success")).to_contain_text("Waiver recorded on Racking.")
+    expect(page.locator("#waivers")).to_contain_text("Both nodes go back to the vendor for new rails")
+    page.locator("#actions").get_by_role("button", name="Complete").click()
+    expect(page.locator(".messages .error")).to_contain_text("leaf-01")
 
-        # A waiver of two of the devices: the third still blocks completion.
-        waiver = page.locator("#waivers form")
-        waiver.get_by_label("gpu-001").check()
-        waiver.get_by_label("gpu-002").check()
-        # By its label: the skip form's reason has an id of its own, so this label points at the waiver's.
-        waiver.get_by_label("Reason").fill("Both nodes go back to the vendor for new rails.")
-        waiver.get_by_role("button", name="Record the waiver").click()
-        expect(page.locator(".messages .success")).to_contain_text("Waiver recorded on Racking.")
-        expect(page.locator("#waivers")).to_contain_text("Both nodes go back to the vendor for new rails")
-        page.locator("#actions").get_by_role("button", name="Complete").click()
-        expect(page.locator(".messages .error")).to_contain_text("leaf-01")
-
-        # The last one waived: the stage may complete, and does.
-        waiver = page.locator("#waivers form")
-        waiver.get_by_label("leaf-01").check()
-        waiver.get_by_label("Reason").fill("The leaf is swapped for a new one next week.")
-        waiver.get_by_role("button", name="Record the waiver").click()
-        expect(page.locator("#gate")).to_contain_text("Waivers cover every missing item")
-        page.locator("#actions").get_by_role("button", name="Complete").click()
-        expect(page.locator(".messages .success")).to_contain_text("Racking completed.")
-        expect(page.locator("h1 .stage-status")).to_have_text("Done")
-        waivers = page.locator("#waivers")
-        expect(waivers).to_contain_text("Both nodes go back to the vendor")
-        expect(waivers).to_contain_text("The leaf is swapped for a new one next week.")
-        expect(page.locator("#waivers form")).to_have_count(0)  # done: nothing more to waive
-        assert_fits(page)
-    finally:
-        close_contexts([context])
+    # The last one waived: the stage may complete, and does.
+    waiver = page.locator("#waivers form")
+    waiver.get_by_label("leaf-01").check()
+    waiver.get_by_label("Reason").fill("The leaf is swapped for a new one next week.")
+    waiver.get_by_role("button", name="Record the waiver").click()
+    expect(page.locator("#gate")).to_contain_text("Waivers cover every missing item")
+    page.locator("#actions").get_by_role("button", name="Complete").click()
+    expect(page.locator(".messages .success")).to_contain_text("Racking completed.")
+    expect(page.locator("h1 .stage-status")).to_have_text("Done")
+    waivers = page.locator("#waivers")
+    expect(waivers).to_contain_text("Both nodes go back to the vendor")
+    expect(waivers).to_contain_text("The leaf is swapped for a new one next week.")
+    expect(page.locator("#waivers form")).to_have_count(0)  # done: nothing more to waive
+    assert_fits(page)
 
     racking = Stage.objects.get(project=project, key="racking")
     assert (racking.status, racking.completed_by) == (StageStatus.DONE, manager)
