@@ -13,8 +13,7 @@ from delivery.roof.punch import punch_item_open
 from delivery.roof.reports.services import report_version_render, report_version_request
 from delivery.roof.services import gates_recompute, stage_complete, stage_start, waiver_record
 from tests.delivery.stages_world import build_world
-from tests.e2e.conftest import close_contexts
-from tests.e2e.test_stage_waiver import assert_fits, tablet_page
+from tests.e2e.test_stage_waiver import TABLET, assert_fits
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -44,42 +43,39 @@ def delivery_under_way(project, manager, technician, other_project, outsider):
 
 
 def test_the_customer_sees_their_project_its_progress_visible_items_waivers_and_reports_only(
-        browser, live_server, project, customer, other_project, delivery_under_way):
+        page_for, project, customer, other_project, delivery_under_way):
     code, internal = project.code, delivery_under_way
-    context, page = tablet_page(browser, live_server, customer)
-    try:
-        page.goto("/")
-        expect(page.locator("main")).to_contain_text(code)
-        expect(page.locator("main")).not_to_contain_text(other_project.code)
+    page = page_for(customer, viewport=TABLET)
+    page.goto("/")
+    expect(page.locator("main")).to_contain_text(code)
+    expect(page.locator("main")).not_to_contain_text(other_project.code)
 
-        page.goto(f"/p/{code}/dashboard/")
-        stages = page.locator("#dash-stages")
-        for title in ("Site readiness", "Racking", "Cabling", "Acceptance"):
-            expect(stages).to_contain_text(title)
-        expect(stages.locator('[data-stage="racking"] .state')).to_have_text("Done")
-        expect(stages.locator('[data-stage="racking"]')).to_have_attribute("data-percent", "100")
-        expect(stages.locator('[data-stage="cabling"] .state')).to_have_text("In progress")
-        expect(stages.locator('[data-stage="cabling"] progress')).to_be_visible()
-        expect(page.locator("#dash-punch")).to_contain_text(VISIBLE)
-        expect(page.locator("#dash-punch")).not_to_contain_text(INTERNAL)
-        assert_fits(page)
+    page.goto(f"/p/{code}/dashboard/")
+    stages = page.locator("#dash-stages")
+    for title in ("Site readiness", "Racking", "Cabling", "Acceptance"):
+        expect(stages).to_contain_text(title)
+    expect(stages.locator('[data-stage="racking"] .state')).to_have_text("Done")
+    expect(stages.locator('[data-stage="racking"]')).to_have_attribute("data-percent", "100")
+    expect(stages.locator('[data-stage="cabling"] .state')).to_have_text("In progress")
+    expect(stages.locator('[data-stage="cabling"] progress')).to_be_visible()
+    expect(page.locator("#dash-punch")).to_contain_text(VISIBLE)
+    expect(page.locator("#dash-punch")).not_to_contain_text(INTERNAL)
+    assert_fits(page)
 
-        page.goto(f"/p/{code}/punch/")
-        expect(page.locator("#punch-items")).to_contain_text(VISIBLE)
-        expect(page.locator("#punch-items")).not_to_contain_text(INTERNAL)
-        assert page.goto(f"/p/{code}/punch/{internal.pk}/").status == 404
+    page.goto(f"/p/{code}/punch/")
+    expect(page.locator("#punch-items")).to_contain_text(VISIBLE)
+    expect(page.locator("#punch-items")).not_to_contain_text(INTERNAL)
+    assert page.goto(f"/p/{code}/punch/{internal.pk}/").status == 404
 
-        page.goto(f"/p/{code}/stages/racking/")
-        expect(page.locator("h1 .stage-status")).to_have_text("Done")
-        expect(page.locator("#waivers")).to_contain_text(WAIVER_REASON)
-        expect(page.locator("#actions")).to_have_count(0)  # a customer reads; only managers act
-        expect(page.locator("#waivers form")).to_have_count(0)
+    page.goto(f"/p/{code}/stages/racking/")
+    expect(page.locator("h1 .stage-status")).to_have_text("Done")
+    expect(page.locator("#waivers")).to_contain_text(WAIVER_REASON)
+    expect(page.locator("#actions")).to_have_count(0)  # a customer reads; only managers act
+    expect(page.locator("#waivers form")).to_have_count(0)
 
-        page.goto(f"/p/{code}/reports/")
-        expect(page.locator('#versions [data-version="1"]')).to_contain_text("Rendered")
-        assert_fits(page)
+    page.goto(f"/p/{code}/reports/")
+    expect(page.locator('#versions [data-version="1"]')).to_contain_text("Rendered")
+    assert_fits(page)
 
-        for path in ("", "dashboard/", "stages/", "punch/", "reports/"):
-            assert page.goto(f"/p/{other_project.code}/{path}").status == 404, path
-    finally:
-        close_contexts([context])
+    for path in ("", "dashboard/", "stages/", "punch/", "reports/"):
+        assert page.goto(f"/p/{other_project.code}/{path}").status == 404, path
