@@ -11,6 +11,7 @@ from core.panels import Panel, register_panel
 from delivery.access import Capability, can
 from inventory.choices import OpticStatus
 
+from .choices import PHYSICAL_CABLE_STATUSES
 from .swap_selectors import swaps_of_cable, swaps_of_optic
 
 
@@ -21,7 +22,9 @@ def cable_swaps(request, cable, project) -> dict | None:
     cages = sorted({end.port.parent_id or end.port_id for end in getattr(cable, "end_list", [])})
     return {
         "swaps": swaps_of_cable(user=request.user, project=project, cable=cable, cages=cages),
-        "replace_url": reverse("cabling:swap-cable", args=[project.code, cable.pk]),
+        # A planned cable is not on the floor yet: there is nothing to replace (the service refuses it too).
+        "replace_url": reverse("cabling:swap-cable", args=[project.code, cable.pk])
+        if cable.status in PHYSICAL_CABLE_STATUSES else "",
         "list_url": reverse("cabling:swap-list", args=[project.code]) + f"?cable={cable.pk}",
     }
 

@@ -33,7 +33,7 @@ from core.views import FilteredListView
 from delivery.access import Capability, ProjectViewMixin
 from inventory.choices import Network
 
-from .choices import CableStatus, LabelScope, Side
+from .choices import PHYSICAL_CABLE_STATUSES, CableStatus, LabelScope, Side
 from .codes import CodeError
 from .exports.cutsheet import cutsheet_xlsx
 from .exports.fabric_svg import (
@@ -131,6 +131,7 @@ class CableDetailView(ProjectViewMixin, DetailView):
         context["optics_needed"] = sum(end.optic_count for end in cable.end_list if end.optic_part)
         context["panels"] = panels_for("cabling.cable", request=self.request, obj=cable, project=self.project)
         context["history"] = history_rows(cable.history.all())
+        context["cable_in_place"] = cable.status in PHYSICAL_CABLE_STATUSES  # what a swap may replace
         return context
 
 

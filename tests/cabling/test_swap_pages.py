@@ -79,6 +79,13 @@ def test_a_manager_replaces_a_cable_from_its_page_and_is_sent_to_scan_it_again(c
     assert "CBL-1 → CBL-2" in cable_page and "RMA-5" in cable_page
 
 
+def test_a_planned_cables_page_offers_no_replace(client_for, manager, fabric):
+    Cable.objects.filter(pk=fabric.c1.pk).update(status=CableStatus.PLANNED)
+    page = client_for(manager).get(url("cable-detail", fabric.project, fabric.c1.pk)).content.decode()
+    assert url("swap-cable", fabric.project, fabric.c1.pk) not in page
+    assert "Replace" not in page
+
+
 def test_a_refusal_is_a_400_naming_the_field_and_records_nothing(client_for, technician, fabric, optic):
     response = client_for(technician).post(url("swap-optic", fabric.project, optic.pk),
                                            {"new_serial": "MT-OLD-1", "reason": "x", "rma_state": RmaState.NONE})
