@@ -24,7 +24,7 @@ from validation.charts import render as render_svg
 
 RATE_WINDOW_DAYS = 7  # "the current rate": what was done over the last week, per day
 MAX_FORECAST_DAYS = 3 * 365  # a rate that would take longer than this is reported as no forecast
-FONT, FONT_SIZE = "Helvetica", 9
+FONT, FONT_SIZE = "Helvetica", 12  # legible on a tablet at arm's length: 12 px at the least
 DASH = 4  # length of a dash of the total's level, and of the gap after it
 
 
@@ -128,17 +128,19 @@ def burnup_svg(series: Sequence[Series], *, today: date, target: date | None, fi
     forecasts = [forecast_finish(done=s.done, total=s.total, recent=s.recent(today), today=today) for s in series]
     days = day_span(first=first, today=today, target=target, forecasts=forecasts)
     drawing = Drawing(width, height)
-    left, bottom, right, top = 50, 34, width - 14, height - 30
+    left, bottom, right, top = 62, 40, width - 14, height - 32
     x = Scale(0, max(len(days) - 1, 1), left + 4, right - 4)
     peak = nice_ceiling(max([s.total for s in series] + [1]))
     y = Scale(0, peak, bottom, top)
     drawing.add(Rect(left, bottom, right - left, top - bottom, fillColor=None, strokeColor=_colour(GRID_COLOUR)))
     for value in (t for t in linear_ticks(0, peak) if t == int(t)):
         drawing.add(Rect(left, y.at(value) - 0.25, right - left, 0.5, fillColor=_colour(GRID_COLOUR), strokeColor=None))
-        drawing.add(_text(left - 6, y.at(value) - 3, f"{int(value):,}", anchor="end"))
+        drawing.add(_text(left - 6, y.at(value) - 4, f"{int(value):,}", anchor="end"))
     for index in _day_ticks(days):
         _mark(drawing, x.at(index) - 0.5, bottom - 4, 1, 4, AXIS_COLOUR, "tick", day=days[index].isoformat())
-        drawing.add(_text(x.at(index), bottom - 14, days[index].strftime("%d %b"), anchor="middle"))
+        at_edge = x.at(index) > right - 24  # the last date would run off the picture if centred
+        drawing.add(_text(x.at(index), bottom - 18, days[index].strftime("%d %b"),
+                          anchor="end" if at_edge else "middle"))
     up_to_today = [d for d in days if d <= today]
     for line, colour, forecast in zip(series, SERIES_COLOURS, forecasts, strict=False):
         level = y.at(line.total)
@@ -160,11 +162,14 @@ def burnup_svg(series: Sequence[Series], *, today: date, target: date | None, fi
             _mark(drawing, fx - 4, level - 4, 8, 8, colour, "forecast", series=line.name, day=forecast.isoformat())
     today_x = x.at(days.index(today))
     _mark(drawing, today_x - 0.5, bottom, 1, top - bottom, AXIS_COLOUR, "today", day=today.isoformat())
-    drawing.add(_text(today_x + 3, top - 10, "today"))
+    drawing.add(_text(today_x + 3, top - 14, "today"))
     if target is not None:
         target_x = x.at(days.index(target))
         _mark(drawing, target_x - 1, bottom, 2, top - bottom, FAIL_COLOUR, "target", day=target.isoformat())
-        drawing.add(_text(target_x - 3, top - 10, f"target {target:%d %b}", anchor="end", fill=FAIL_COLOUR))
+        # One line below "today" (the two dates are often close); on the side of the mark that has room.
+        label, room_left = f"target {target:%d %b}", target_x - left > 7 * 12
+        drawing.add(_text(target_x + (-3 if room_left else 4), top - 30, label,
+                          anchor="end" if room_left else "start", fill=FAIL_COLOUR))
     _legend(drawing, right, top + 8, [(s.name, c) for s, c in zip(series, SERIES_COLOURS, strict=False)])
     return render_svg(drawing, title=title, css_class="burnup")
 
@@ -172,7 +177,7 @@ def burnup_svg(series: Sequence[Series], *, today: date, target: date | None, fi
 def _legend(drawing, x: float, y: float, entries: Sequence[tuple[str, str]]) -> None:
     """Swatches and names in one row ending at x."""
     for name, colour in reversed(entries):
-        x -= 12 + 5.2 * len(name)
-        drawing.add(Rect(x, y, 8, 8, fillColor=_colour(colour), strokeColor=None))
-        drawing.add(_text(x + 11, y + 1, name))
+        x -= 14 + 6.7 * len(name)  # Helvetica at 12 px: about 6.7 px a character
+        drawing.add(Rect(x, y, 10, 10, fillColor=_colour(colour), strokeColor=None))
+        drawing.add(_text(x + 13, y + 1, name))
         x -= 8

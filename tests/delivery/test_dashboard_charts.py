@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
+from reportlab.pdfbase.pdfmetrics import stringWidth
+
 from delivery.roof.charts import Series, burnup_svg, day_span, forecast_finish, latest_forecast
 
 TODAY = date(2026, 3, 10)
@@ -66,3 +68,17 @@ def test_an_empty_project_still_draws_a_chart():
     svg = burnup_svg([Series(name="cables verified", by_day={}, total=0)], today=TODAY, target=None, first=TODAY,
                      title="Nothing yet")
     assert "<svg" in svg and not marks(svg, "target") and len(marks(svg, "point")) == 1
+
+
+def test_every_text_of_the_burn_up_is_at_least_12_px_and_the_dates_stay_inside_the_picture():
+    today = date(2026, 3, 20)
+    series = [Series("Cables verified", {today - timedelta(days=d): 40 for d in range(18)}, 24_576)]
+    svg = burnup_svg(series, today=today, target=today + timedelta(days=2), first=today - timedelta(days=18),
+                     title="Burn-up", width=720)
+    sizes = [float(size) for size in re.findall(r"font-size:\s*([0-9.]+)", svg)]
+    assert sizes and min(sizes) >= 12
+    # Every text starts inside the picture and ends inside it.
+    texts = re.findall(r'<text x="(-?[0-9.]+)"[^>]*>([^<]*)<', svg)
+    assert texts
+    for x, text in texts:
+        assert 0 <= float(x) and float(x) + stringWidth(text.strip(), "Helvetica", 12) <= 720, text
