@@ -28,6 +28,9 @@ class HistoryRow:
     user: str
     kind: str
     changes: list[FieldChange]
+    # Why, when the write said: a bulk write names itself ("Fabric plan X applied", "Imported from F.xlsx"),
+    # a status change its cause.
+    reason: str = ""
 
 
 def _display(field, value, related: dict) -> str:
@@ -82,7 +85,7 @@ def history_rows(history: QuerySet, *, limit: int = HISTORY_LIMIT) -> list[Histo
             )
         user = record.history_user.get_username() if record.history_user else "system"
         rows.append(HistoryRow(date=record.history_date, user=user, kind=HISTORY_KINDS[record.history_type],
-                               changes=changes))
+                               changes=changes, reason=record.history_change_reason or ""))
     return rows
 
 

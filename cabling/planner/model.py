@@ -2,7 +2,7 @@
 
 Later steps build on these: plan_apply turns racks, servers, switches, links and cables into database
 rows; the cut sheet, label sheet and fabric view read them. Names and port names follow the database
-conventions of inventory.services.ports_from_templates: a physical port is `ib3` or `p12`, a breakout
+conventions of inventory.services.port_rows_from_templates: a physical port is `ib3` or `p12`, a breakout
 lane of it is `ib3/0` or `p12/1` (lanes from 0), and switch ports are numbered from p1.
 """
 

@@ -71,7 +71,7 @@ class DbCable:
 
 
 def template_ports(model: HardwareModel) -> dict[str, PortState]:
-    """The ports a device of this model gets (inventory.services.ports_from_templates), by name."""
+    """The ports a device of this model gets (inventory.services.port_rows_from_templates), by name."""
     ports: dict[str, PortState] = {}
     for template in model.port_templates.all():
         lanes = template.breakout_lanes if template.breakout_lanes > 1 else 0

@@ -30,9 +30,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from simple_history.utils import bulk_create_with_history, bulk_update_with_history
+from django.db import DataError, IntegrityError, transaction
+from django.utils import timezone
 
+from core.bulk_history import bulk_create_recorded, bulk_update_recorded, insert_recorded
 from core.history import history_user
 from delivery.models import Project
 from inventory.choices import DeviceRole, RackStatus
@@ -111,14 +112,22 @@ def kept_label(cable: Cable, taken: set[str]) -> str:
     return label if label not in taken else f"{cable.label}-out-{cable.pk}"
 
 
+def plan_reason(diff: PlanDiff) -> str:
+    """What the history rows of an apply say they came from (the history pages show it)."""
+    return f"Fabric plan {diff.plan.spec.name} applied"
+
+
 class PlanWriter:
     """Writes a checked diff: racks, then what leaves, then new devices with their ports, planes, changed
-    and new cables, with bulk inserts and history."""
+    and new cables, with bulk inserts. History: a row per created or changed row, copied by the database
+    (core.bulk_history), all with the apply's date, its user and the reason naming the plan."""
 
     def __init__(self, project: Project, diff: PlanDiff, user, progress: Progress):
         self.project, self.diff, self.user, self.progress = project, diff, user, progress
         self.state = diff.state
         self.racks = {rack.name: rack for rack in Rack.objects.filter(project=project)}
+        self.inserted = {"user": user, "reason": plan_reason(diff), "at": timezone.now()}
+        self.recorded = {**self.inserted, "batch_size": BATCH}
 
     def write(self) -> None:
         self.add_racks()
@@ -147,7 +156,7 @@ class PlanWriter:
         ]
         for rack in racks:
             rack.clean_fields(exclude=["project", "site"])  # uniqueness was checked by the diff
-        for rack in bulk_create_with_history(racks, Rack, batch_size=BATCH, default_user=self.user):
+        for rack in bulk_create_recorded(Rack, racks, **self.recorded):
             self.racks[rack.name] = rack
         self.progress("racks", len(racks), len(racks))
 
@@ -161,8 +170,7 @@ class PlanWriter:
             for cable in kept:
                 cable.removed_from_plan = True
                 cable.label = kept_label(cable, taken)
-            bulk_update_with_history(kept, Cable, ["removed_from_plan", "label"], batch_size=BATCH,
-                                     default_user=self.user)
+            bulk_update_recorded(Cable, kept, ["removed_from_plan", "label"], **self.recorded)
 
     def remove_switches(self) -> None:
         ids = [d.id for d in self.diff.switches_removed]
@@ -180,8 +188,7 @@ class PlanWriter:
             if device.pk in moves:
                 device.rack, device.position_u = self.racks[moves[device.pk].rack], moves[device.pk].position_u
             device.role = roles.get(device.pk, device.role)
-        bulk_update_with_history(devices, Device, ["rack", "position_u", "role"], batch_size=BATCH,
-                                 default_user=self.user)
+        bulk_update_recorded(Device, devices, ["rack", "position_u", "role"], **self.recorded)
         moved = [d for d in devices if d.pk in moves]
         DeviceUnit.objects.filter(device__in=moved).delete()
         rows = [
@@ -210,16 +217,16 @@ class PlanWriter:
         ]
         planes = diff.new_port_planes
 
-        def set_planes(device: Device, ports: list[Port]) -> None:
+        def set_planes(device: Device, ports: list[dict]) -> None:
             for port in ports:
-                plane = planes.get((device.name, port.name))
+                plane = planes.get((device.name, port["name"]))
                 if plane is not None:
-                    port.plane = plane
+                    port["plane"] = plane
 
         try:
             return devices_create_bulk(
                 project=self.project, devices=devices, user=self.user, prepare_ports=set_planes if planes else None,
-                progress=self.progress,
+                progress=self.progress, reason=self.recorded["reason"], at=self.recorded["at"],
             )
         except ValidationError as exc:
             raise PlanNotApplied(exc.messages, diff) from exc
@@ -229,7 +236,7 @@ class PlanWriter:
         ports = list(Port.objects.filter(pk__in=planes)) if planes else []
         for port in ports:
             port.plane = planes[port.pk]
-        bulk_update_with_history(ports, Port, ["plane"], batch_size=BATCH, default_user=self.user)
+        bulk_update_recorded(Port, ports, ["plane"], **self.recorded)
 
     def change_cables(self) -> None:
         changed = self.diff.cables_changed
@@ -246,8 +253,7 @@ class PlanWriter:
             cable = cables[db.id]
             for name, value in cable_values(planned).items():
                 setattr(cable, name, value)
-        bulk_update_with_history(list(cables.values()), Cable, list(COMPARED_FIELDS), batch_size=BATCH,
-                                 default_user=self.user)
+        bulk_update_recorded(Cable, list(cables.values()), list(COMPARED_FIELDS), **self.recorded)
 
     def add_cables(self, new_port_ids: dict[tuple[str, str], int]) -> None:
         added = self.diff.cables_added
@@ -259,20 +265,33 @@ class PlanWriter:
 
         for start in range(0, len(added), CABLE_CHUNK):
             chunk = added[start : start + CABLE_CHUNK]
-            cables = [Cable(project=self.project, **cable_values(c)) for c in chunk]
-            cables = bulk_create_with_history(cables, Cable, batch_size=BATCH, default_user=self.user)
-            ends = [
-                CableEnd(cable=cable, side=end.side, position=end.position, optic_count=end.optic_count,
-                         port_id=port_id(end.port.device, end.port.name))
-                for cable, planned in zip(cables, chunk, strict=True)
-                for end in planned.ends
-            ]
             try:
                 with transaction.atomic():
-                    bulk_create_with_history(ends, CableEnd, batch_size=BATCH, default_user=self.user)
+                    self.insert_cables(chunk, port_id)
             except IntegrityError as exc:
                 raise PlanNotApplied(
                     ["A port was taken by another cable while the plan was applied; nothing was applied."]
                 ) from exc
+            except DataError as exc:  # a value the column cannot hold (too long, a NUL): the spec's, not a 500
+                raise PlanNotApplied([f"The database refused a value of the plan's cables ({_first_line(exc)}); "
+                                      "nothing was applied."]) from exc
             self.progress("cables", start + len(chunk), len(added))
 
+    def insert_cables(self, chunk: list, port_id) -> None:
+        """A chunk of planned cables and their ends as rows: 24,576 cables and their ends go in two COPYs a
+        chunk (core.bulk_history)."""
+        cable_ids = insert_recorded(Cable, [{"project_id": self.project.pk, **cable_values(c)} for c in chunk],
+                                    **self.inserted)
+        ends = [
+            {"cable_id": cable_id, "side": end.side, "position": end.position, "optic_count": end.optic_count,
+             "port_id": port_id(end.port.device, end.port.name)}
+            for cable_id, planned in zip(cable_ids, chunk, strict=True)
+            for end in planned.ends
+        ]
+        insert_recorded(CableEnd, ends, **self.inserted)
+
+
+def _first_line(exc: Exception, limit: int = 200) -> str:
+    """The database's own words for a refusal, on one line and not too long for a page."""
+    text = (str(exc).strip().splitlines() or [exc.__class__.__name__])[0]
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -296,13 +296,24 @@ class _ProjectPicture(ProjectRows):
                     lanes = range(template.breakout_lanes)
                     self.ports.update((device.name, f"{template.name}/{lane}") for lane in lanes)
 
+    @cached_property
+    def claims_of(self) -> dict[str, list[tuple[str, tuple[int, str]]]]:
+        """device name -> [(rack name, (unit, face))]: what `taken` holds for it, so a device's claims are
+        dropped without scanning every rack's (a 1,400-device file would be quadratic)."""
+        claims: dict[str, list] = defaultdict(list)
+        for rack_name, units in self.taken.items():
+            for key, owner in units.items():
+                claims[owner].append((rack_name, key))
+        return claims
+
     def claim_units(self, device_name: str, rack_name: str | None, units: list[tuple[int, str]]) -> None:
-        for claims in self.taken.values():
-            for key in [k for k, owner in claims.items() if owner == device_name]:
-                del claims[key]
+        for old_rack, key in self.claims_of.pop(device_name, []):
+            if self.taken[old_rack].get(key) == device_name:
+                del self.taken[old_rack][key]
         if rack_name:
             for key in units:
                 self.taken[rack_name][key] = device_name
+            self.claims_of[device_name] = [(rack_name, key) for key in units]
 
 
 def _diff(current: dict, wanted: dict) -> tuple[dict, dict]:

@@ -15,8 +15,9 @@ from .catalogue import (
     catalogue_load,
     catalogue_load_shipped,
 )
-from .devices import device_create, device_update, ports_from_templates
+from .devices import device_create, device_update, port_rows_from_templates
 from .identities import identities_record
+from .optic_stock import optics_stock_bulk
 from .optics import UNCHANGED, optic_install, optic_remove, optic_save
 from .phrasing import moment, person
 from .racking import CONFLICT, IN_A_RACK, device_rack
@@ -39,6 +40,7 @@ __all__ = [
     "optic_install",
     "optic_remove",
     "optic_save",
+    "optics_stock_bulk",
     "person",
-    "ports_from_templates",
+    "port_rows_from_templates",
 ]

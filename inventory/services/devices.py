@@ -4,73 +4,80 @@ changed (a move re-claims the rack units)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 
 from django.db import transaction
-from simple_history.utils import bulk_create_with_history
+from django.utils import timezone
 
+from core.bulk_history import insert_recorded
 from delivery.models import Project
 
 from ..choices import DeviceRole, DeviceStatus, Face, PortStatus
 from ..models import Device, HardwareModel, Nic, Port, Rack
-from .rack_units import BULK_BATCH, units_claim
+from .rack_units import units_claim
 
-PortsHook = Callable[[Device, list[Port]], None]
+PortsHook = Callable[[Device, list[dict]], None]  # a device and its port rows, before they are written
 
 
-def ports_from_templates(device: Device, nics_by_slot: dict[str, Nic]) -> list[Port]:
-    """Unsaved ports of a device built from its hardware model's port templates: each physical port,
-    then its breakout lanes (lane k in plane k when the template says lanes are planes)."""
-    ports: list[Port] = []
+def port_rows_from_templates(device: Device, nic_ids_by_slot: dict[str, int]) -> list[dict]:
+    """The ports of a device from its hardware model's port templates, as {field: value} rows for the bulk
+    inserts (no model instance per port: a fabric has 100,000 of them): each physical port, then its breakout
+    lanes (lane k in plane k when the template says lanes are planes). A lane's row names its parent in
+    "parent_name"."""
+    rows: list[dict] = []
     for template in device.hardware_model.port_templates.all():
-        nic = nics_by_slot.get(template.nic_template.slot) if template.nic_template_id else None
-        parent = Port(
-            device=device, nic=nic, name=template.name, kind=template.kind,
-            speed_gbps=template.speed_gbps, network=template.network, status=PortStatus.PLANNED,
-        )
-        ports.append(parent)
+        nic_id = nic_ids_by_slot.get(template.nic_template.slot) if template.nic_template_id else None
+        common = {"device_id": device.pk, "nic_id": nic_id, "kind": template.kind, "network": template.network,
+                  "status": PortStatus.PLANNED}
+        rows.append({**common, "name": template.name, "speed_gbps": template.speed_gbps})
         if template.breakout_lanes > 1:
             for lane in range(template.breakout_lanes):
-                ports.append(
-                    Port(
-                        device=device, nic=nic, parent=parent, name=f"{template.name}/{lane}", lane=lane,
-                        kind=template.kind, speed_gbps=template.lane_speed_gbps, network=template.network,
-                        plane=lane if template.planes_per_lane else None, status=PortStatus.PLANNED,
-                    )
-                )
-    return ports
+                rows.append({
+                    **common, "name": f"{template.name}/{lane}", "lane": lane, "parent_name": template.name,
+                    "speed_gbps": template.lane_speed_gbps, "plane": lane if template.planes_per_lane else None,
+                })
+    return rows
 
 
+@transaction.atomic  # its ids are reserved before they are written (core.bulk_history.reserve_ids)
 def components_create(
-    devices: list[Device], *, user=None, prepare_ports: PortsHook | None = None
+    devices: list[Device], *, user=None, prepare_ports: PortsHook | None = None,
+    reason: str = "Created with its device", at: datetime | None = None,
 ) -> dict[tuple[str, str], int]:
-    """The NICs, ports and breakout lanes of saved devices, from their models' templates, in bulk inserts
-    with history rows (by `user`, else the request's). `prepare_ports(device, ports)` may adjust a
-    device's unsaved ports (e.g. their planes) first. Returns the new ports' ids by (device name, port
-    name)."""
-    nics = [
-        Nic(device=device, slot=t.slot, model=t.model, part_number=t.part_number)
+    """The NICs, ports and breakout lanes of saved devices, from their models' templates, written as rows in
+    bulk (core.bulk_history.insert_recorded: COPY on PostgreSQL) with a history row each copied by the
+    database (by `user`, else the request's; with `reason`). `prepare_ports(device, rows)` may adjust a
+    device's port rows ({field: value}, e.g. their "plane") first. Returns the new ports' ids by (device
+    name, port name)."""
+    recorded = {"user": user, "reason": reason, "at": at or timezone.now()}
+    nic_rows = [
+        {"device_id": device.pk, "slot": t.slot, "model": t.model, "part_number": t.part_number}
         for device in devices
         for t in device.hardware_model.nic_templates.all()
     ]
-    nics = bulk_create_with_history(nics, Nic, batch_size=BULK_BATCH, default_user=user)
-    nics_by_device: dict[int, dict[str, Nic]] = {}
-    for nic in nics:
-        nics_by_device.setdefault(nic.device_id, {})[nic.slot] = nic
-    parents: list[Port] = []
-    lanes: list[Port] = []
+    nic_ids: dict[int, dict[str, int]] = {}
+    for row, pk in zip(nic_rows, insert_recorded(Nic, nic_rows, **recorded), strict=True):
+        nic_ids.setdefault(row["device_id"], {})[row["slot"]] = pk
+    parents: list[dict] = []
+    lanes: list[dict] = []
     for device in devices:
-        ports = ports_from_templates(device, nics_by_device.get(device.pk, {}))
+        rows = port_rows_from_templates(device, nic_ids.get(device.pk, {}))
         if prepare_ports:
-            prepare_ports(device, ports)
-        for port in ports:
-            (parents if port.lane is None else lanes).append(port)
-    parents = bulk_create_with_history(parents, Port, batch_size=BULK_BATCH, default_user=user)
-    by_name = {(port.device_id, port.name): port for port in parents}
+            prepare_ports(device, rows)
+        for row in rows:
+            (lanes if "parent_name" in row else parents).append(row)
+    by_name = {
+        (row["device_id"], row["name"]): pk
+        for row, pk in zip(parents, insert_recorded(Port, parents, **recorded), strict=True)
+    }
     for lane in lanes:
-        lane.parent = by_name[(lane.device_id, lane.parent.name)]  # the saved parent, with its primary key
-    lanes = bulk_create_with_history(lanes, Port, batch_size=BULK_BATCH, default_user=user)
+        lane["parent_id"] = by_name[(lane["device_id"], lane["parent_name"])]
+    by_name.update(
+        ((row["device_id"], row["name"]), pk)
+        for row, pk in zip(lanes, insert_recorded(Port, lanes, **recorded), strict=True)
+    )
     names = {device.pk: device.name for device in devices}
-    return {(names[port.device_id], port.name): port.pk for port in (*parents, *lanes)}
+    return {(names[device_id], name): pk for (device_id, name), pk in by_name.items()}
 
 
 @transaction.atomic

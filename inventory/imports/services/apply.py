@@ -1,5 +1,5 @@
 """Importing a file: read it, check every row against the project, and apply the whole file in one
-transaction through the inventory services, or nothing at all."""
+transaction, a sheet at a time in bulk, or nothing at all."""
 
 from __future__ import annotations
 
@@ -10,13 +10,17 @@ from typing import BinaryIO
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
+from django.utils import timezone
 
+from core.bulk_history import bulk_create_recorded, bulk_update_recorded
 from core.history import history_user
 from delivery.models import Project
 
 from ...choices import ImportAction
-from ...models import HardwareModel, Nic, Optic, Port, Rack, Site
-from ...services import device_create, device_update
+from ...models import Device, DeviceUnit, HardwareModel, Nic, Optic, Port, Rack, Site
+from ...services import devices_create_bulk
+from ...services.rack_units import BULK_BATCH, DevicesRefused, device_message, units_claim_bulk
+from ..columns import KINDS
 from ..limits import ImportLimits
 from ..reader import ImportFileError, ImportIssue, bounded_issues, read_inventory_file
 from ..validation import ImportPlan, ProgressCallback, ProjectRows, RowChange, build_plan
@@ -88,9 +92,10 @@ def inventory_import(
             return result
         try:
             with transaction.atomic(), history_user(user):
-                _Applier(project).apply(plan.changes)
+                _Applier(project, user=user, reason=import_reason(filename)).apply(plan.changes)
         except _ApplyFailed as exc:
-            result.issues, result.error_count = [exc.issue], 1
+            result.issues = bounded_issues(filename, exc.issues, len(exc.issues), limits.max_errors)
+            result.error_count = len(exc.issues)
             return result
         result.applied = True
         return result
@@ -102,102 +107,253 @@ def _planned(filename: str, plan: ImportPlan, limits: ImportLimits) -> ImportRes
 
 
 class _ApplyFailed(Exception):
-    def __init__(self, issue: ImportIssue):
-        super().__init__(str(issue))
-        self.issue = issue
+    def __init__(self, issues: list[ImportIssue]):
+        super().__init__("\n".join(str(issue) for issue in issues))
+        self.issues = issues
+
+
+class _RowRefused(Exception):
+    """A row the model's own field checks refuse (what full_clean would say), with the row that said it."""
+
+    def __init__(self, change: RowChange, error: ValidationError):
+        super().__init__(str(error))
+        self.change, self.error = change, error
+
+
+class _RowsRefused(Exception):
+    """Devices refused together (inventory.services.DevicesRefused), each message with the row of its device."""
+
+    def __init__(self, issues: list[ImportIssue]):
+        super().__init__("\n".join(str(issue) for issue in issues))
+        self.issues = issues
+
+
+def import_reason(filename: str) -> str:
+    """What the history rows of an import say they came from (an object's history page shows it)."""
+    return f"Imported from {filename}"
 
 
 class _Applier(ProjectRows):
-    """Writes a checked plan row by row, in order, through the inventory services. The database still
-    has the last word: anything it refuses (a race since the check) stops the import with the row."""
+    """Writes a checked plan a sheet at a time, in bulk: the racks, the devices (updates first, so the units
+    they leave are free for the new ones; then the new ones with their NICs, ports, lanes and rack units through
+    inventory.services.devices_create_bulk), the NICs, the optics. Each kind costs a fixed number of queries,
+    whatever its number of rows. History: a row per created or changed row, copied by the database
+    (core.bulk_history), with the import's date, its user and a reason naming the file.
 
-    def __init__(self, project: Project):
+    The plan was checked against the project and the rows above (build_plan); here each row's fields go
+    through the model's field checks again (row-numbered if refused) and the database has the last word:
+    anything it refuses (a race since the check) stops the import, named on its row (_refused_row), and the
+    transaction writes nothing."""
+
+    def __init__(self, project: Project, *, user=None, reason: str = "Imported"):
         super().__init__(project)
-        self.hardware_models: dict[str, HardwareModel] = {}
+        self.user = user
+        self.recorded = {"user": user, "reason": reason, "at": timezone.now(), "batch_size": BULK_BATCH}
 
     def apply(self, changes: list[RowChange]) -> None:
+        by_kind: dict[str, list[RowChange]] = {kind: [] for kind in KINDS}
         for change in changes:
-            if change.action == ImportAction.UNCHANGED:
+            if change.action != ImportAction.UNCHANGED:
+                by_kind[change.kind].append(change)
+        for kind in KINDS:
+            if not by_kind[kind]:
                 continue
             try:
-                getattr(self, f"_{change.kind}")(change)
-            except ValidationError as exc:
-                raise _ApplyFailed(_issue_from_validation(change, exc)) from exc
+                with transaction.atomic():  # a savepoint: after a refusal the rows are written again one by one
+                    self._write(kind, by_kind[kind])
+            except _RowRefused as exc:
+                raise _ApplyFailed([_issue_from_validation(exc.change, exc.error)]) from exc
+            except _RowsRefused as exc:
+                raise _ApplyFailed(exc.issues) from exc
             except DatabaseError as exc:
-                message = f"the database refused the row ({exc.__class__.__name__}); nothing was imported"
-                raise _ApplyFailed(change.sheet.issue(message, row=change.row)) from exc
+                raise _ApplyFailed([self._refused_row(kind, by_kind[kind], exc)]) from exc
+
+    def _write(self, kind: str, changes: list[RowChange]) -> None:
+        getattr(self, f"_{kind}")(changes)
+
+    def _refused_row(self, kind: str, changes: list[RowChange], error: DatabaseError) -> ImportIssue:
+        """The row the database refused when the kind's rows went in together: on this error path only, the
+        rows are written again one at a time, each in a savepoint, until one is refused. The import stays all or
+        nothing: the caller rolls everything back. The sheet is named when no row alone is refused."""
+        self._forget_rows()  # what the refused write cached (new racks, devices) was rolled back with it
+        for change in changes:
+            try:
+                with transaction.atomic():
+                    self._write(kind, [change])
+            except DatabaseError as exc:
+                return change.sheet.issue(f"the database refused this row ({_database_said(exc)}; a change since "
+                                          "the check?); nothing was imported", row=change.row)
+            except _RowRefused as exc:
+                return _issue_from_validation(exc.change, exc.error)
+            except _RowsRefused as exc:
+                return exc.issues[0]
+        return changes[0].sheet.issue(f"the database refused the {kind} ({_database_said(error)}; a change since "
+                                      "the check?); nothing was imported")
+
+    def _forget_rows(self) -> None:
+        for name in ("sites", "racks", "devices", "nics", "ports", "optics"):
+            self.__dict__.pop(name, None)
 
     @cached_property
     def sites(self) -> dict[str, Site]:
         return {site.name: site for site in Site.objects.filter(project=self.project)}
 
-    @cached_property
-    def ports(self) -> dict[tuple[str, str], Port]:
-        ports = Port.objects.filter(device__project=self.project).select_related("device")
-        return {(port.device.name, port.name): port for port in ports}
+    def _checked(self, change: RowChange, row, exclude: list[str]):
+        try:
+            row.clean_fields(exclude=exclude)
+        except ValidationError as exc:
+            raise _RowRefused(change, exc) from exc
+        return row
 
-    def hardware_model(self, part_number: str) -> HardwareModel:
-        """Loaded once per model with its templates, so creating many devices of it costs no extra reads."""
-        if part_number not in self.hardware_models:
-            self.hardware_models[part_number] = HardwareModel.objects.prefetch_related(
-                "nic_templates", "port_templates__nic_template"
-            ).get(part_number=part_number)
-        return self.hardware_models[part_number]
+    def _new_sites(self, changes: list[RowChange]) -> None:
+        names = sorted({c.values["site"] for c in changes if "site" in c.values} - set(self.sites))
+        sites = [Site(project=self.project, name=name) for name in names]
+        for site, name in zip(sites, names, strict=True):
+            change = next(c for c in changes if c.values.get("site") == name)
+            self._checked(change, site, ["project"])
+        for site in bulk_create_recorded(Site, sites, **self.recorded):
+            self.sites[site.name] = site
 
-    def site(self, name: str) -> Site:
-        if name not in self.sites:
-            site = Site(project=self.project, name=name)
-            site.full_clean()
-            site.save()
-            self.sites[name] = site
-        return self.sites[name]
+    def _racks(self, changes: list[RowChange]) -> None:
+        self._new_sites(changes)
+        created, updated, fields = [], [], set()
+        for change in changes:
+            values = dict(change.values)
+            if "site" in values:
+                values["site"] = self.sites[values["site"]]
+            rack = self.racks.get(change.key) if change.action == ImportAction.UPDATE else None
+            if rack is None:
+                rack = Rack(project=self.project, name=change.key)
+                created.append(rack)
+            else:
+                updated.append(rack)
+                fields.update(values)
+            for name, value in values.items():
+                setattr(rack, name, value)
+            self._checked(change, rack, ["project", "site"])
+        bulk_update_recorded(Rack, updated, sorted(fields), **self.recorded)
+        for rack in bulk_create_recorded(Rack, created, **self.recorded):
+            self.racks[rack.name] = rack
 
-    def _racks(self, change: RowChange) -> None:
-        values = dict(change.values)
-        if "site" in values:
-            values["site"] = self.site(values["site"])
-        rack = self.racks.get(change.key) or Rack(project=self.project, name=change.key)
-        for name, value in values.items():
-            setattr(rack, name, value)
-        rack.full_clean()
-        rack.save()
-        self.racks[rack.name] = rack
+    def _devices(self, changes: list[RowChange]) -> None:
+        updates = [c for c in changes if c.action == ImportAction.UPDATE]
+        creates = [c for c in changes if c.action == ImportAction.CREATE]
+        self._update_devices(updates)  # first: a device moved away frees its units for a new one
+        self._create_devices(creates)
+        for name in ("nics", "ports"):
+            self.__dict__.pop(name, None)  # the new devices' NICs and ports: read again when needed
 
-    def _devices(self, change: RowChange) -> None:
+    def _device_values(self, change: RowChange) -> dict:
         values = dict(change.values)
         if values.get("rack"):
             values["rack"] = self.racks[values["rack"]]
-        if change.key in self.devices:
-            device_update(device=self.devices[change.key], **values)
+        return values
+
+    def _update_devices(self, changes: list[RowChange]) -> None:
+        devices, fields, moved = [], set(), []
+        for change in changes:
+            device, values = self.devices[change.key], self._device_values(change)
+            for name, value in values.items():
+                setattr(device, name, value)
+            self._checked(change, device, ["project", "rack", "hardware_model"])
+            devices.append(device)
+            fields.update(values)
+            if {"rack", "position_u", "face"} & set(values):
+                moved.append(device)
+        bulk_update_recorded(Device, devices, sorted(fields), **self.recorded)
+        if moved:
+            DeviceUnit.objects.filter(device__in=[d.pk for d in moved]).delete()
+            try:
+                with transaction.atomic():
+                    units_claim_bulk(devices=moved, at=self.recorded["at"])
+            except DevicesRefused as exc:
+                raise _RowsRefused(_issues_of_devices(changes, exc, column="position_u")) from exc
+
+    def _create_devices(self, changes: list[RowChange]) -> None:
+        if not changes:
             return
-        values["hardware_model"] = self.hardware_model(values["hardware_model"])
-        self.devices[change.key] = device_create(project=self.project, name=change.key, **values)
-        if "nics" in self.__dict__:
-            del self.nics  # the new device's template NICs must be seen by the NIC rows
-        if "ports" in self.__dict__:
-            del self.ports
+        models = {m.part_number: m for m in HardwareModel.objects.filter(
+            part_number__in={c.values["hardware_model"] for c in changes})}
+        devices = []
+        for change in changes:
+            values = self._device_values(change)
+            values["hardware_model"] = models[values["hardware_model"]]
+            devices.append(Device(project=self.project, name=change.key, **values))
+        try:
+            devices_create_bulk(project=self.project, devices=devices, user=self.user,
+                                reason=self.recorded["reason"], at=self.recorded["at"])
+        except DevicesRefused as exc:
+            raise _RowsRefused(_issues_of_devices(changes, exc)) from exc
+        for device in devices:
+            self.devices[device.name] = device
 
-    def _nics(self, change: RowChange) -> None:
-        values = dict(change.values)
-        device_name, slot = values.pop("device"), values.pop("slot")
-        nic = self.nics.get((device_name, slot)) or Nic(device=self.devices[device_name], slot=slot)
-        for name, value in values.items():
-            setattr(nic, name, value)
-        nic.full_clean()
-        nic.save()
-        self.nics[(device_name, slot)] = nic
+    def _nics(self, changes: list[RowChange]) -> None:
+        created, updated, fields = [], [], set()
+        for change in changes:
+            values = dict(change.values)
+            device_name, slot = values.pop("device"), values.pop("slot")
+            nic = self.nics.get((device_name, slot)) if change.action == ImportAction.UPDATE else None
+            if nic is None:
+                nic = Nic(device=self.devices[device_name], slot=slot)
+                created.append(nic)
+            else:
+                updated.append(nic)
+                fields.update(values)
+            for name, value in values.items():
+                setattr(nic, name, value)
+            self._checked(change, nic, ["device"])
+        bulk_update_recorded(Nic, updated, sorted(fields), **self.recorded)
+        bulk_create_recorded(Nic, created, **self.recorded)
 
-    def _optics(self, change: RowChange) -> None:
-        values = dict(change.values)
-        device_name, port_name = values.pop("device", None), values.pop("port", None)
-        optic = self.optics.get(change.key) or Optic(project=self.project, serial=change.key)
-        if device_name:
-            optic.port = self.ports[(device_name, port_name)]
-        for name, value in values.items():
-            setattr(optic, name, value)
-        optic.full_clean()
-        optic.save()
-        self.optics[optic.serial] = optic
+    def _optics(self, changes: list[RowChange]) -> None:
+        ports = self._ports_named(changes)
+        created, updated, fields = [], [], set()
+        for change in changes:
+            values = dict(change.values)
+            device_name, port_name = values.pop("device", None), values.pop("port", None)
+            optic = self.optics.get(change.key) if change.action == ImportAction.UPDATE else None
+            if optic is None:
+                optic = Optic(project=self.project, serial=change.key)
+                created.append(optic)
+            else:
+                updated.append(optic)
+                fields.update(values)
+            if device_name:
+                optic.port_id = ports[(device_name, port_name)]
+                fields.add("port")
+            for name, value in values.items():
+                setattr(optic, name, value)
+            self._checked(change, optic, ["project", "port"])
+        bulk_update_recorded(Optic, updated, sorted(fields), **self.recorded)
+        bulk_create_recorded(Optic, created, **self.recorded)
+
+    def _ports_named(self, changes: list[RowChange]) -> dict[tuple[str, str], int]:
+        """The ids of the ports the optics rows name, in one query (not every port of the project)."""
+        devices = {c.values["device"] for c in changes if c.values.get("device")}
+        if not devices:
+            return {}
+        ports = Port.objects.filter(device__project=self.project, device__name__in=devices)
+        return {(device, name): pk for device, name, pk in ports.values_list("device__name", "name", "pk")}
+
+
+def _issues_of_devices(changes: list[RowChange], refused: DevicesRefused, *, column: str = "") -> list[ImportIssue]:
+    """One issue per device a bulk refusal names, on that device's row (on the sheet when it names none)."""
+    rows = {change.key: change for change in changes}
+    issues = []
+    for name, message in refused.refusals:
+        change = rows.get(name)
+        if change is None:
+            issues.append(changes[0].sheet.issue(device_message(name, message)))
+        else:
+            issues.append(change.sheet.issue(message, row=change.row, column=column))
+    return issues
+
+
+def _database_said(exc: DatabaseError, limit: int = 160) -> str:
+    """What the database said, on one line and short enough for a page."""
+    said = (str(exc).strip().splitlines() or [""])[0]
+    said = said if len(said) <= limit else said[: limit - 1] + "…"
+    return f"{exc.__class__.__name__}: {said}"
 
 
 def _issue_from_validation(change: RowChange, exc: ValidationError) -> ImportIssue:
