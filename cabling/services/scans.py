@@ -37,7 +37,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from core.rows import row_insert, tracked_update
+from core.rows import Writes
 from delivery.evidence import evidence_changed_send
 from delivery.models import Project
 from inventory.choices import OpticStatus, PortStatus
@@ -49,7 +49,7 @@ from ..codes import CodeError, ParsedCode, parse_code
 from ..models import Cable, CableEnd, ScanEvent
 from ..search import Match, port_by_label, resolve_code
 from .cable_ends import end_code, locked_ends
-from .evidence import CONNECTED_FROM, ports_move
+from .evidence import CONNECTED_FROM, PORT_KEPT, cause_text
 
 KEY_PATTERN = re.compile(r"^[A-Za-z0-9_-]{8,64}$")
 MAX_POSITION_U = 60  # the tallest rack a project may have (inventory.Rack.height_u)
@@ -93,6 +93,9 @@ class _Scan:
     end_id: int | None
     cable: Cable | None
     matches: list[Match] = field(default_factory=list)
+    # What the scan writes besides its event, sent with the event in one statement (core.rows.Writes): the
+    # rows are locked and read before anything is queued, and nothing reads them again within the scan.
+    writes: Writes = field(default_factory=Writes)
 
     @property
     def text(self) -> str:
@@ -233,7 +236,10 @@ def _perform(scan: _Scan) -> ScanEvent:
     # The relations are rows just read (checking that they exist would cost a query each); the key's
     # uniqueness is the database's to decide.
     event.full_clean(exclude=EVENT_RELATIONS, validate_unique=False, validate_constraints=False)
-    row_insert(event)  # event.save()'s INSERT, written out (core.rows): the event has no history nor receivers
+    # event.save()'s INSERT, written out (the event has no history nor receivers), sent with the end's and the
+    # cable's updates queued by the action: one statement on PostgreSQL. A replayed key fails it whole.
+    scan.writes.insert(event)
+    scan.writes.send()
     if verdict.result == ScanResult.ACCEPTED and scan.action in (ScanAction.RACK, ScanAction.CABLE_END):
         evidence_changed_send(project_id=scan.project.pk, what="scan")  # racking and cabling gates read it
     return event
@@ -487,10 +493,10 @@ def _cable_end(scan: _Scan) -> _Verdict:
     return _accepted(f"{code_of(end)} confirmed in {_at(end.port)}." + _next_step(cable, ends, code_of), **targets)
 
 
-def _confirmations_clear(ends: list[CableEnd], *, user, at: datetime) -> None:
+def _confirmations_clear(scan: _Scan, ends: list[CableEnd], *, at: datetime) -> None:
     for stale in ends:
         stale.confirmed_at, stale.confirmed_by = None, None
-        tracked_update(stale, ["confirmed_at", "confirmed_by"], user=user, at=at)
+        scan.writes.tracked_update(stale, ["confirmed_at", "confirmed_by"], user=scan.user, at=at)
 
 
 def _next_step(cable: Cable, ends: list[CableEnd], code_of) -> str:
@@ -510,10 +516,11 @@ def _end_confirm(scan: _Scan, cable: Cable, end: CableEnd, ends: list[CableEnd],
     # Found faulty or set back to planned: the other ends' old confirmations give way.
     stale = [e for e in ends if e.pk != end.pk and e.confirmed_at is not None] \
         if cable.status in STALE_CONFIRMATIONS else []
-    _confirmations_clear(stale, user=user, at=now)
+    _confirmations_clear(scan, stale, at=now)
     end.confirmed_at, end.confirmed_by = now, user
-    # Written out with their history rows (core.rows): save() would compile the same four statements.
-    tracked_update(end, ["confirmed_at", "confirmed_by"], user=user, at=now)
+    # Written out with their history rows (core.rows), sent with the event: save() would compile the same
+    # statements and send them one by one.
+    scan.writes.tracked_update(end, ["confirmed_at", "confirmed_by"], user=user, at=now)
     fields = None
     if all(e.confirmed_at for e in ends):
         cable.status, cable.verified_at, cable.verified_by = CableStatus.VERIFIED, now, user
@@ -527,9 +534,23 @@ def _end_confirm(scan: _Scan, cable: Cable, end: CableEnd, ends: list[CableEnd],
         fields = ["status", "status_cause"]
     if fields is None:
         return False
-    tracked_update(cable, fields, user=user, at=now)
+    scan.writes.tracked_update(cable, fields, user=user, at=now)
     if cable.status != CableStatus.VERIFIED:
         return False
-    ports_move(port_ids=(), ports=[e.port for e in ends], to=PortStatus.CONNECTED, cause=cable.status_cause,
-               user=user, at=now, only_from=CONNECTED_FROM)
+    _ports_connect(scan, [e.port for e in ends], cause=cable.status_cause, at=now)
     return True
+
+
+def _ports_connect(scan: _Scan, ports: list[Port], *, cause: str, at: datetime) -> None:
+    """What evidence.ports_move(to=CONNECTED, only_from=CONNECTED_FROM) does to the ports of a cable just
+    verified, queued with the scan's other writes: the ports nothing was known about become connected (the
+    loaded rows too, for the answer), each with its history row; the UPDATE repeats the condition, so a port
+    another writer moved since it was read stays as it is now."""
+    to, cause = PortStatus.CONNECTED, cause_text(cause)
+    moving = [port for port in ports
+              if port.status != to and port.status not in PORT_KEPT and port.status in CONNECTED_FROM]
+    for port in moving:
+        port.status, port.status_cause = to, cause
+    scan.writes.rows_update(Port, [port.pk for port in moving], {"status": to, "status_cause": cause},
+                            only_if={"status": sorted(CONNECTED_FROM - PORT_KEPT)}, user=scan.user, at=at,
+                            reason=cause)
