@@ -279,7 +279,7 @@ def run(spec_path: Path, project, *, profile: Path | None = None) -> None:
     print(f"  db:   {'read the planned links':46} {read_plan:7.2f} s")
     print(f"  db:   {'both at once, the cable ends read once':46} {read_both:7.2f} s")
     print(f"  {'mapping + comparison with its database reads':52} {pure + read_inventory + read_plan:7.2f} s")
-    print(f"  service, first comparison: files kept and read, compared, {learned:,} MACs learned, "
+    print(f"  service, first comparison: files kept (read from memory), compared, {learned:,} MACs learned, "
           f"{first.cables_changed:,} cables moved: {first_s[0]:.2f} s (CPU of this process {first_s[1]:.2f} s)")
     print(f"  service, second comparison: nothing new to learn, {second.cables_changed} cables moved: "
           f"{second_s[0]:.2f} s (CPU of this process {second_s[1]:.2f} s)   goal < {GOAL_S:.0f} s: "

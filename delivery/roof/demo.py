@@ -7,11 +7,12 @@ rack name, device name, optic serial, username) and only missing rows are writte
 saves nothing at all, not even a history row. Part numbers and serials are illustrative.
 
 Racks, servers and PDUs are plain data built by pure functions and written through
-inventory.services.device_create. Every switch and cable comes from the fabric planner: the spec
-examples/demo-72.yaml (reference fabric 1 plus storage, in-band and out-of-band networks) is applied
-with cabling.services (plan_apply), which finds the racks and servers made here where the spec puts
-them and adds the switches, their ports and lanes, and the cables. The optic stock follows the plan's
-bill of materials (one transceiver per cage: a twin-port OSFP serves two switch ports).
+inventory.services.devices_create_bulk (device_create's rows, for many devices at once). Every switch and
+cable comes from the fabric planner: the spec examples/demo-72.yaml (reference fabric 1 plus storage,
+in-band and out-of-band networks) is applied with cabling.services (plan_apply), which finds the racks and
+servers made here where the spec puts them and adds the switches, their ports and lanes, and the cables.
+The optic stock follows the plan's bill of materials (one transceiver per cage: a twin-port OSFP serves
+two switch ports), taken in through inventory's bulk intake (inventory.services.optic_stock).
 
 Every write goes through the service that owns it (projects, users and memberships: delivery.services;
 devices and optics: inventory.services; the fabric and cable statuses: cabling.services), so the demo
@@ -26,7 +27,9 @@ service), sites and racks.
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
@@ -62,7 +65,7 @@ from inventory.choices import (
     RackStatus,
 )
 from inventory.models import Device, HardwareModel, NicTemplate, Optic, Port, PortTemplate, Rack, Site
-from inventory.services import device_create, device_update, optic_save
+from inventory.services import device_update, devices_create_bulk, optic_save, optics_stock_bulk
 
 DEMO_CODE = "DEMO-72"
 LAB_CODE = "LAB-8"
@@ -77,6 +80,7 @@ STORAGE_SERVERS = 6
 STORAGE_PER_RACK = 3
 OVER_BUDGET_RACK = "B09"  # the one rack that breaks the 20% headroom rule, on purpose
 DEMO_SPEC = Path(__file__).resolve().parents[2] / "examples" / "demo-72.yaml"
+DEMO_REASON = "Demo data (seed_demo)"  # what the history of the rows the demo writes in bulk says
 
 
 # --- the hardware catalogue -------------------------------------------------------------------
@@ -439,10 +443,19 @@ class DemoLogin:
 class DemoResult:
     created: dict[str, int] = field(default_factory=dict)
     logins: list[DemoLogin] = field(default_factory=list)
+    say: Callable[[str], None] | None = None  # told each step as it ends (seed_demo prints it)
+    step_started: float = field(default_factory=time.perf_counter)
 
     def count(self, what: str, n: int) -> None:
         if n:
             self.created[what] = self.created.get(what, 0) + n
+
+    def step(self, what: str) -> None:
+        """Tell `say` that a step of the build ended, with its time, so a first `make run` is seen moving."""
+        now = time.perf_counter()
+        if self.say:
+            self.say(f"  {what} ({now - self.step_started:.1f} s)")
+        self.step_started = now
 
 
 def _project_ensure(*, code: str, name: str, customer_name: str, site: str, description: str, name_zh: str = "",
@@ -507,30 +520,29 @@ def _devices_ensure(
     *, project: Project, plans: list[DevicePlan], racks: dict[str, Rack], models: dict[str, HardwareModel],
     result: DemoResult,
 ) -> None:
+    """The planned devices the project lacks, created together through inventory's bulk service (the rows
+    device_create writes one by one: NICs, ports, lanes, rack units, history)."""
     existing = set(Device.objects.filter(project=project).values_list("name", flat=True))
-    for plan in plans:
-        if plan.name in existing:
-            continue
-        device_create(
-            project=project, hardware_model=models[plan.model_key], name=plan.name, rack=racks[plan.rack],
-            position_u=plan.position_u, face=plan.face, role=plan.role, serial=plan.serial,
-            oob_address=plan.oob_address, status=plan.status,
-        )
-        result.count("devices", 1)
+    missing = [
+        Device(project=project, hardware_model=models[plan.model_key], name=plan.name, rack=racks[plan.rack],
+               position_u=plan.position_u, face=plan.face, role=plan.role, serial=plan.serial,
+               oob_address=plan.oob_address, status=plan.status)
+        for plan in plans if plan.name not in existing
+    ]
+    devices_create_bulk(project=project, devices=missing, reason=DEMO_REASON)
+    result.count("devices", len(missing))
 
 
 def _optics_ensure(*, project: Project, stock: list[OpticStock], result: DemoResult) -> None:
+    """The stock the project lacks, taken in together through inventory's bulk intake of optics."""
     existing = set(Optic.objects.filter(project=project).values_list("serial", flat=True))
-    # One by one through the service (a few seconds for the demo's 2,000): inventory has no bulk intake of
-    # optics, and the demo does not write around the one that exists.
-    for batch in stock:
-        for serial in batch.serials():
-            if serial in existing:
-                continue
-            optic_save(optic=Optic(project=project, vendor=batch.vendor, part_number=batch.part_number,
-                                   serial=serial, form_factor=batch.form_factor, speed_gbps=batch.speed_gbps),
-                       status=OpticStatus.IN_STOCK)
-            result.count("optics", 1)
+    missing = [
+        Optic(project=project, vendor=batch.vendor, part_number=batch.part_number, serial=serial,
+              form_factor=batch.form_factor, speed_gbps=batch.speed_gbps, status=OpticStatus.IN_STOCK)
+        for batch in stock for serial in batch.serials() if serial not in existing
+    ]
+    optics_stock_bulk(project=project, optics=missing, reason=DEMO_REASON)
+    result.count("optics", len(missing))
 
 
 def _dom_readings(rng: random.Random, lanes: int = 8) -> dict:
@@ -657,11 +669,14 @@ def _build_demo72(models: dict[str, HardwareModel], result: DemoResult) -> Proje
     pdus = pdu_plans(rack_plans, subnet="10.72.6")
     plans = [*gpu_server_plans(), *storage_server_plans(), *pdus]
     _devices_ensure(project=project, plans=plans, racks=racks, models=models, result=result)
+    result.step(f"{DEMO_CODE}: {len(rack_plans)} racks, {len(plans)} servers and PDUs")
     _fabric_ensure(project=project, result=result)
     _switches_commission(project=project, result=result)
+    result.step(f"{DEMO_CODE}: the fabric from examples/demo-72.yaml ({len(demo_plan().cables):,} cables)")
     _optics_ensure(project=project, stock=demo_optic_stock(demo_plan()), result=result)
     _optics_install_samples(project=project, result=result)
     _cables_install_samples(project=project, result=result)
+    result.step(f"{DEMO_CODE}: optics in stock and the first installed")
     return project
 
 
@@ -746,16 +761,19 @@ def _floor_scans_ensure(*, project: Project, result: DemoResult) -> None:
 
 
 @transaction.atomic
-def build_demo() -> DemoResult:
-    """Create whatever of the demo is missing; return what was created and the demo logins."""
-    result = DemoResult()
+def build_demo(*, say: Callable[[str], None] | None = None) -> DemoResult:
+    """Create whatever of the demo is missing; return what was created and the demo logins. `say` is told
+    each step as it ends."""
+    result = DemoResult(say=say)
     models = catalogue_ensure()
     projects = {DEMO_CODE: _build_demo72(models, result), LAB_CODE: _build_lab8(models, result)}
+    result.step(f"{LAB_CODE}: its rack, servers and optics")
     _users_ensure(projects=projects, result=result)
     # After the users: the scans are the technician's, who must be a member to resolve the codes.
     _floor_scans_ensure(project=projects[DEMO_CODE], result=result)
     for project in projects.values():  # the delivery stages; their gates are computed once this commits
         result.count("stages", len(stages_create_from_template(project=project)))
+    result.step("users, the technician's scans and the delivery stages")
     return result
 
 

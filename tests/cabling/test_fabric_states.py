@@ -124,3 +124,42 @@ def test_history_copy_writes_the_rows_as_they_are_now_and_nothing_when_history_i
     settings.SIMPLE_HISTORY_ENABLED = False
     history_copy(Cable, [cables[2].pk], reason="off", at=at)
     assert not Cable.history.filter(history_change_reason="off").exists()
+
+
+def test_update_returning_is_decided_by_the_database_and_its_version(monkeypatch):
+    """UPDATE ... RETURNING: PostgreSQL, SQLite from 3.35, no other backend (MariaDB returns from an INSERT but
+    not from an UPDATE, so Django's can_return_columns_from_insert is not the flag)."""
+    from types import SimpleNamespace
+
+    from django.db import connection
+
+    from cabling.services.fabric_states import update_returning_supported
+
+    assert update_returning_supported()  # both test databases have it
+    if connection.vendor == "sqlite":
+        monkeypatch.setattr(connection, "Database", SimpleNamespace(sqlite_version_info=(3, 34, 1)))
+        assert not update_returning_supported()
+    monkeypatch.setattr(connection, "vendor", "mysql")
+    assert not update_returning_supported()
+
+
+@pytest.mark.parametrize("returning", [True, False])
+def test_ports_move_alike_with_and_without_update_returning(project, add_cables, technician, monkeypatch,
+                                                             returning):
+    """The one UPDATE ... RETURNING per target status and the fallback (lock, read, update) move the same ports
+    with the same history rows."""
+    from cabling.services import fabric_states
+
+    monkeypatch.setattr(fabric_states, "update_returning_supported", lambda: returning)
+    cables = add_cables(project, 6, 0)
+    Port.objects.filter(cable_end__cable=cables[5]).update(status=PortStatus.DISABLED)  # a person's: kept
+    seen = {cable.pk: state for cable, state in zip(cables, ["ok", "ok", "missing", "miswired", "degraded", "ok"],
+                                                    strict=True)}
+    at = timezone.now()
+    cables_fabric_record(project=project, observations=seen, checked_at=at, cause=CAUSE, user=technician)
+    statuses = {cable.label: sorted(Port.objects.filter(cable_end__cable=cable).values_list("status", flat=True))
+                for cable in cables}
+    up, down, off = [PortStatus.UP] * 2, [PortStatus.DOWN] * 2, [PortStatus.DISABLED] * 2
+    assert statuses == {"Q00000": up, "Q00001": up, "Q00002": down, "Q00003": down, "Q00004": down, "Q00005": off}
+    moved = Port.history.filter(history_date=at, history_change_reason=CAUSE, history_user=technician)
+    assert moved.count() == 10
