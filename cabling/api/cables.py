@@ -1,4 +1,5 @@
-"""GET /api/cables/ (filters: project, network, plane, status, rack, device, label, q; paged) and
+"""GET /api/cables/ (filters: project, network, plane, status, rack, device, label, q; cursor pages in id order,
+`?page_size=` up to 500: core.api.pagination) and
 /api/cables/<id>/: each cable with its ends, each end with its rack, U, device, port, lane, plane, the
 optic in its port, who confirmed it, and its far ends. Actions: POST /api/cables/<id>/scan/ (a cable_end
 scan of this cable: the same payload and answer as POST /api/scans/) and POST /api/cables/<id>/status/
@@ -10,9 +11,9 @@ from __future__ import annotations
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, viewsets
 from rest_framework.decorators import action
-from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
+from core.api.pagination import BigListPagination
 from delivery.access import Capability
 from delivery.api.permissions import ProjectRolePermission
 
@@ -25,17 +26,11 @@ from .scans import scan_answer, where_fields
 from .serializers import CableScanInputSerializer, CableSerializer, CableStatusInputSerializer, ScanEventSerializer
 
 
-class CablePagination(PageNumberPagination):
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-
 class CableViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     serializer_class = CableSerializer
     permission_classes = [permissions.IsAuthenticated, ProjectRolePermission]
     filterset_class = CableApiFilterSet
-    pagination_class = CablePagination
+    pagination_class = BigListPagination
     project_path = "project"
     write_capability = Capability.EDIT_INVENTORY
     queryset = Cable.objects.none()  # for the schema; get_queryset scopes

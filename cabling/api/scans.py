@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 
+from core.api.pagination import BigListPagination
 from delivery.access import Capability, project_to_write
 from inventory.models import Device, Optic, Port
 
@@ -27,13 +27,11 @@ SCANNING = Capability.EDIT_INVENTORY
 NOT_ALLOWED = "Only the project's technicians and managers scan."
 
 
-class ScanPagination(CursorPagination):
+class ScanPagination(BigListPagination):
     """Newest first, by cursor: a page costs the same at the millionth scan as at the first."""
 
     ordering = ("-created_at", "-id")
     page_size = 50
-    page_size_query_param = "page_size"
-    max_page_size = 200
 
 
 def scan_answer(outcome: ScanOutcome) -> Response:

@@ -4,7 +4,8 @@
   lanes' own, or, for a lane of a breakout's whole-port end, its physical port's) with the cable's far
   ends: a GPU port with a breakout cable reaches every leaf lane of it.
 - `GET /api/traces/?project=CODE&device=<id>&cable=<label>`: every cabled port the user may see, each
-  with its cable and far ends (device, port, lane, plane, rack, U, end tag, the optic seated), paginated.
+  with its cable and far ends (device, port, lane, plane, rack, U, end tag, the optic seated): the cable
+  ends' list, a port per end, in cursor pages in port id order (core.api.pagination.BigListPagination).
 
 Scoped like everything else (delivery.access): a port outside the user's projects is a 404 and never
 listed. Read-only; a constant number of queries per page or trace (cabling.selectors.port_connections).
@@ -21,6 +22,7 @@ from rest_framework import mixins, permissions, serializers, viewsets
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
+from core.api.pagination import BigListPagination
 from delivery.access import scope_to_user
 from inventory.models import Port
 
@@ -116,6 +118,7 @@ class PortTraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
     serializer_class = PortConnectionSerializer
     queryset = Port.objects.none()  # for the schema; get_queryset scopes
     filter_backends: list = []  # the filters below are read by hand, bounded
+    pagination_class = BigListPagination
 
     def get_queryset(self) -> QuerySet[Port]:
         ports = scope_to_user(Port.objects.filter(cable_end__isnull=False), self.request.user, "device__project")
@@ -124,6 +127,8 @@ class PortTraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
         for name, value in (("project", project), ("cable", cable)):
             if len(value) > MAX_FILTER:
                 raise ValidationError({name: [f"{len(value):,} characters: too long to name anything."]})
+            if "\x00" in value:  # PostgreSQL refuses NUL in any text: a 500 if it reached the query
+                raise ValidationError({name: ["A NUL character (\\x00) names nothing."]})
         if project:
             ports = ports.filter(device__project__code=project)
         if device:
@@ -132,7 +137,7 @@ class PortTraceViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewset
             ports = ports.filter(device_id=int(device))
         if cable:
             ports = ports.filter(cable_end__cable__label=cable)
-        return ports.select_related("device").order_by("device__name", "id")
+        return ports.select_related("device").order_by("id")  # the cursor's order
 
     def list(self, request, *args, **kwargs):
         page = self.paginate_queryset(self.get_queryset())

@@ -5,8 +5,9 @@ super-spines) and the link counts between tiers, from what the database tracks, 
 by the links' state in the latest fabric comparison (Cable.fabric_state: ok, missing, miswired,
 degraded; unknown until a comparison sees the cable).
 
-Figures come from a constant number of queries (selectors.fabric_*): two aggregates of links per tier
-pair, two DISTINCT lists of the devices at either end, one DISTINCT list of links into leaves. A switch
+Figures come from two queries (selectors.fabric_end_rows: every cable end with its port's device and
+plane, and the project's devices, paired into links in Python) folded here in one pass: links and cables
+per tier pair and state, devices per tier, and the node-leaf pairs the units are found from. A switch
 counts as a switch only in the networks whose links end on it (its management port in the out-of-band
 network makes it a node there). A scalable
 unit is not stored anywhere: it is found as a connected group of nodes and leaves (rail i of every
@@ -41,10 +42,8 @@ from ..selectors import (
     SPINE,
     SUPER_SPINE,
     TIERS,
-    fabric_devices,
-    fabric_leaf_pairs,
-    fabric_link_counts,
-    fabric_links,
+    fabric_end_rows,
+    fabric_link_rows,
     tier_of,
 )
 
@@ -137,27 +136,34 @@ class FabricView:
 
 
 def _units(pairs: set[tuple[str, str]]) -> list[Unit]:
-    """Connected groups of the node-leaf graph (union-find), ordered by their first node."""
+    """Connected groups of the node-leaf graph, ordered by their first node: the leaves each node reaches
+    are joined (union-find over leaves; the nodes of a rail-optimized unit all reach the same leaves, so a
+    unit's leaf set is joined once however many nodes it has), and a node belongs to its leaves' group."""
+    leaves_of: dict[str, set[str]] = defaultdict(set)
+    for node, leaf in pairs:
+        leaves_of[node].add(leaf)
     parent: dict[str, str] = {}
 
-    def root(item: str) -> str:
-        while parent.setdefault(item, item) != item:
-            parent[item] = parent[parent[item]]
-            item = parent[item]
-        return item
+    def root(leaf: str) -> str:
+        while parent.setdefault(leaf, leaf) != leaf:
+            parent[leaf] = parent[parent[leaf]]
+            leaf = parent[leaf]
+        return leaf
 
-    # Node and leaf names live in one namespace of the graph: prefix them so they never collide.
-    for node, leaf in pairs:
-        parent[root(f"n:{node}")] = root(f"l:{leaf}")
+    for leaves in {frozenset(leaves) for leaves in leaves_of.values()}:
+        first, *rest = leaves
+        joined = root(first)
+        for leaf in rest:
+            other = root(leaf)
+            if other != joined:
+                parent[other] = joined
     members: dict[str, tuple[list[str], set[str]]] = defaultdict(lambda: ([], set()))
-    for node, leaf in pairs:
-        nodes, leaves = members[root(f"n:{node}")]
+    for node, leaves in leaves_of.items():
+        nodes, unit_leaves = members[root(next(iter(leaves)))]
         nodes.append(node)
-        leaves.add(leaf)
-    units = []
-    for nodes, leaves in members.values():
-        distinct = sorted(set(nodes), key=_natural)
-        units.append(Unit(first_node=distinct[0], nodes=len(distinct), leaves=len(leaves)))
+        unit_leaves |= leaves
+    units = [Unit(first_node=min(nodes, key=_natural), nodes=len(nodes), leaves=len(leaves))
+             for nodes, leaves in members.values()]
     return sorted(units, key=lambda unit: _natural(unit.first_node))
 
 
@@ -166,59 +172,86 @@ def _plane_key(key: tuple[str, int | None]) -> tuple:
     return network, -1 if plane is None else plane
 
 
-class _Tiers:
-    """The tier of a device within one network. A switch is a switch of a network only where links of
-    that network end on it on the B side (a switch takes its links from the tier below); elsewhere it is
-    a node, e.g. a compute leaf whose management port plugs into the out-of-band network."""
-
-    def __init__(self, b_side: set[tuple]):
-        self.switches = {(net, device) for net, _, role, device in b_side if tier_of(role or "") != NODE}
-
-    def of(self, net: str, role: str | None, device: str | None) -> str:
-        tier = tier_of(role or "")
-        return tier if tier == NODE or (net, device) in self.switches else NODE
-
-
 def fabric_views(*, user, project: Project, network: str | None = None) -> list[FabricView]:
     """Every (network, plane) with at least one link, in network then plane order (shared planes first):
-    five queries whatever the size of the fabric."""
-    return fabric_views_of(fabric_links(user=user, project=project, network=network))
+    two queries whatever the size of the fabric (selectors.fabric_end_rows), then one pass."""
+    return fabric_views_of_links(*fabric_end_rows(user=user, project=project, network=network))
 
 
 def fabric_views_of(links: QuerySet[CableEnd]) -> list[FabricView]:
-    """The views of `links` (selectors.fabric_links, or report_fabric_links for the acceptance report)."""
-    a_side, b_side = fabric_devices(links)
-    tiers = _Tiers(b_side)
+    """The views of `links` (selectors.report_fabric_links, for the acceptance report): one query."""
+    return fabric_views_of_links(*fabric_link_rows(links))
+
+
+def fabric_views_of_links(links: list[tuple], devices: dict) -> list[FabricView]:
+    """Fold the links (selectors.FabricLinks: cable, network, state, plane, A device, B device) in one pass:
+    links per tier pair and state, distinct cables per tier pair, the devices of each tier, the node-leaf
+    pairs. A switch is a switch of a network only where links of that network end on it on the B side (a
+    switch takes its links from the tier below); elsewhere it is a node, e.g. a compute leaf whose
+    management port plugs into the out-of-band network."""
+    tier = {key: tier_of(role or "") for key, (_, role) in devices.items()}
+    switches = {(net, b) for _, net, _, _, _, b in links if tier.get(b, NODE) != NODE}
+    ordered = {(a, b): tuple(sorted((a, b), key=TIERS.index)) for a in TIERS for b in TIERS}
+    link_counts: dict[tuple, int] = defaultdict(int)  # (net, plane, lower, upper, state) -> links
+    cables: dict[tuple, set[int]] = defaultdict(set)  # (net, plane, lower, upper) -> distinct cables
+    placed: set[tuple] = set()  # (net, plane, tier, device)
+    unit_pairs: dict[tuple, set[tuple]] = defaultdict(set)  # (net, plane) -> (node, leaf)
+    for cable_id, net, state, plane, a, b in links:
+        a_tier = tier.get(a, NODE)
+        if a_tier != NODE and (net, a) not in switches:
+            a_tier = NODE  # a switch plugging a port into a network it is no switch of
+        b_tier = tier.get(b, NODE)
+        lower, upper = ordered[(a_tier, b_tier)]
+        link_counts[(net, plane, lower, upper, state)] += 1
+        cables[(net, plane, lower, upper)].add(cable_id)
+        placed.add((net, plane, a_tier, a))
+        placed.add((net, plane, b_tier, b))
+        if b_tier == LEAF and a_tier == NODE and a is not None:
+            unit_pairs[(net, plane)].add((a, b))
+    return _tally(link_counts, cables, placed, unit_pairs, devices)
+
+
+def _tally(link_counts: dict, cables: dict, placed: set, unit_pairs: dict, devices: dict) -> list[FabricView]:
+    """What the fold gathered, as the views: counts per tier pair, devices per tier, units by name."""
+    pairs: dict[tuple, _PairCounts] = defaultdict(_PairCounts)
+    for (net, plane, lower, upper, state), count in link_counts.items():
+        counts = pairs[(net, plane, lower, upper)]
+        counts.links += count
+        counts.states[state or UNKNOWN] += count
+    for key, ids in cables.items():
+        pairs[key].cables = len(ids)
+    tier_devices: dict[tuple, int] = defaultdict(int)
+    for net, plane, device_tier, device in placed:
+        if device in devices:
+            tier_devices[(net, plane, device_tier)] += 1
+    named_pairs = {key: {(devices[a][0], devices[b][0]) for a, b in node_leaf if a in devices and b in devices}
+                   for key, node_leaf in unit_pairs.items()}
+    return _views(pairs, tier_devices, named_pairs)
+
+
+@dataclass
+class _PairCounts:
+    """What one (network, plane, lower tier, upper tier) adds up while the links are folded."""
+
+    links: int = 0
+    cables: int = 0  # distinct: a breakout's legs are one cable
+    states: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+
+def _views(pairs: dict, tier_devices: dict, unit_pairs: dict) -> list[FabricView]:
+    """The folded counts as one FabricView per (network, plane), in network then plane order."""
     views: dict[tuple[str, int | None], FabricView] = {}
 
     def view(net: str, plane: int | None) -> FabricView:
         return views.setdefault((net, plane), FabricView(network=net, plane=plane))
 
-    by_pair: dict[tuple, list] = defaultdict(lambda: [0, 0, defaultdict(int)])
-    for row in fabric_link_counts(links):
-        net = row["net"]
-        pair = (tiers.of(net, row["a_role"], row["a_device"]), tier_of(row["b_role"] or ""))
-        lower, upper = sorted(pair, key=TIERS.index)
-        counts = by_pair[(net, row["link_plane"], lower, upper)]
-        counts[0] += row["links"]
-        counts[1] += row["cables"]  # exact: a cable has one A end and one state, so it is in one row per plane
-        counts[2][row["state"] or UNKNOWN] += row["links"]
-    for (net, plane, lower, upper), (count, cables, states) in by_pair.items():
-        view(net, plane).links.append(TierLink(lower=lower, upper=upper, links=count, cables=cables,
-                                               states=dict(states)))
-    tier_devices: dict[tuple, set[str]] = defaultdict(set)
-    for net, plane, role, device in a_side | b_side:
-        if device:
-            tier_devices[(net, plane, tiers.of(net, role, device))].add(device)
-    for (net, plane, tier), devices in tier_devices.items():
-        view(net, plane).devices[tier] = len(devices)
-    unit_pairs: dict[tuple, set[tuple[str, str]]] = defaultdict(set)
-    node_roles = {(net, device): role for net, _, role, device in a_side}
-    for net, plane, node, leaf in fabric_leaf_pairs(links):
-        if tiers.of(net, node_roles.get((net, node)), node) == NODE:
-            unit_pairs[(net, plane)].add((node, leaf))
-    for key, pairs in unit_pairs.items():
-        view(*key).units = _units(pairs)
+    for (net, plane, lower, upper), counts in pairs.items():
+        view(net, plane).links.append(TierLink(lower=lower, upper=upper, links=counts.links,
+                                               cables=counts.cables, states=dict(counts.states)))
+    for (net, plane, tier), count in tier_devices.items():
+        view(net, plane).devices[tier] = count
+    for key, node_leaf in unit_pairs.items():
+        view(*key).units = _units(node_leaf)
     for v in views.values():
         v.links.sort(key=lambda link: (TIERS.index(link.lower), TIERS.index(link.upper)))
     return [views[key] for key in sorted(views, key=_plane_key)]
@@ -286,7 +319,7 @@ def fabric_svg(view: FabricView) -> str:
         # Scoped to the class: an SVG inlined in a page shares the page's style sheet.
         "<style>svg.fabric-svg{font:12px sans-serif}.fabric-svg rect{fill:#eef3f8;stroke:#345;stroke-width:1}"
         ".fabric-svg .unit rect{fill:#fff}.fabric-svg line{stroke:#789;stroke-width:2}"
-        ".fabric-svg .skip line{stroke-dasharray:4 3}.fabric-svg .small{font-size:10px}"
+        ".fabric-svg .skip line{stroke-dasharray:4 3}.fabric-svg .small{font-size:12px}"
         ".fabric-svg .count{font-weight:bold}.fabric-svg .state line{stroke-dasharray:none;stroke-width:6}</style>",
         _text(10, 22, title, class_="count"),
     ]

@@ -213,7 +213,7 @@ def test_the_cable_list_filters_and_shows_each_end_with_its_far_ends(fabric, cus
         ("C00005/B1", "leaf-01", "p3", ["C00005/A"]),
         ("C00005/B2", "leaf-02", "p3", ["C00005/A"]),
     ]
-    assert api.get("/api/cables/", {"page_size": 10_000}).json()["count"] == 8  # capped page, never refused
+    assert len(api.get("/api/cables/", {"page_size": 10_000}).json()["results"]) == 8  # capped page, never refused
 
 
 def test_outsiders_see_no_cable(fabric, outsider, api_for):

@@ -175,7 +175,7 @@ def test_every_filtered_page_shows_hostile_numbers_as_a_form_error(world):
 def test_a_hostile_page_number_is_a_404_not_a_500(world, page):
     api = APIClient()
     api.force_authenticate(fresh(world.users["manager"]))
-    response = api.get(f"/api/check-results/?page={page}")
+    response = api.get(f"/api/check-runs/?page={page}")  # a numbered list (check-results page by cursor)
     assert response.status_code == 404 and set(response.json()) == {"detail"}
     client = Client()
     client.force_login(fresh(world.users["manager"]))
