@@ -183,6 +183,9 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT_S", str(6 * 3600))),
 }
+# The queue tasks are sent to and a worker consumes by default ("celery"): a second deployment (or a
+# test's worker) on the same Redis keeps its tasks apart with its own.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -242,6 +245,12 @@ VALIDATION_SSH_CONNECT_TIMEOUT = float(os.environ.get("VALIDATION_SSH_CONNECT_TI
 VALIDATION_MAX_RETRIES = int(os.environ.get("VALIDATION_MAX_RETRIES", "3"))
 VALIDATION_RETRY_BASE_S = float(os.environ.get("VALIDATION_RETRY_BASE_S", "5"))
 VALIDATION_RETRY_MAX_S = float(os.environ.get("VALIDATION_RETRY_MAX_S", "300"))
+# Targets one task claims and runs one after another (simulated runner only; see validation.services.rounds),
+# and what a claim's lease adds to its commands' timeouts (the worker's own work).
+VALIDATION_CHUNK_SIZE = int(os.environ.get("VALIDATION_CHUNK_SIZE", "50"))
+VALIDATION_LEASE_MARGIN_S = float(os.environ.get("VALIDATION_LEASE_MARGIN_S", "120"))
+# What a simulated runner's command counts for in a lease, instead of its timeout (it answers in ms).
+VALIDATION_SIM_COMMAND_S = float(os.environ.get("VALIDATION_SIM_COMMAND_S", "1"))
 
 # Uploaded tool outputs (page or node post): the largest file accepted.
 UPLOAD_MAX_BYTES = int(os.environ.get("UPLOAD_MAX_BYTES", str(20 * 1024 * 1024)))

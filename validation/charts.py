@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from io import BytesIO
 from xml.sax.saxutils import escape
 
+from PIL import Image
 from reportlab.graphics import renderSVG
 from reportlab.graphics.shapes import Drawing, Group, PolyLine, Rect, String
 from reportlab.lib import colors
@@ -41,7 +44,8 @@ LEVEL_COLOURS = {"pass": PASS_COLOUR, "warn": WARN_COLOUR, "fail": FAIL_COLOUR, 
 SERIES_COLOURS = (BAR_COLOUR, "#7b1fa2", "#00838f", "#6d4c41", AXIS_COLOUR)
 
 FONT = "Helvetica"
-FONT_SIZE = 9
+FONT_SIZE = 12  # legible on a tablet at arm's length: no chart text is smaller (pages draw at 1 unit = 1 px)
+CHAR_WIDTH = 0.6 * FONT_SIZE  # about the width of a Helvetica character, for the room a label needs
 BER_FLOOR = 1e-20  # BERs below this (mlxlink prints 1.5e-254 for "none") sit on the axis floor
 THRESHOLD_WIDTH = 1.5
 
@@ -128,8 +132,12 @@ def _tagged(shape, css_class: str, **data):
     return shape
 
 
-def _box(x: float, y: float, width: float, height: float, fill: str, css_class: str, **data) -> Rect:
+def _box(x: float, y: float, width: float, height: float, fill: str, css_class: str, *, href: str = "",
+         href_title: str = "", **data) -> Rect:
+    """A filled mark; with `href`, reportlab wraps it in an SVG link (<a xlink:href>) a reader can follow."""
     rect = Rect(x, y, width, height, fillColor=_colour(fill), strokeColor=None, strokeWidth=0)
+    if href:  # renderSVG reads these; reportlab's attribute check does not know them, hence __dict__
+        rect.__dict__.update(hrefURL=href, hrefTitle=href_title)
     return _tagged(rect, css_class, **data)
 
 
@@ -203,7 +211,7 @@ def _axis_titles(drawing, plot: Plot, x_title: str, y_title: str) -> None:
 def _legend(drawing, x: float, y: float, entries: Sequence[tuple[str, str]]) -> None:
     """Swatches and names in one row from (x, y), right to left so the row ends at x."""
     for name, colour in reversed(entries):
-        width = 12 + 5.2 * len(name)
+        width = 12 + CHAR_WIDTH * len(name)
         x -= width
         drawing.add(Rect(x, y, 8, 8, fillColor=_colour(colour), strokeColor=None))
         drawing.add(_text(x + 11, y + 1, name))
@@ -331,10 +339,12 @@ def heatmap_svg(
     cells: Mapping[tuple[str, str], float | None],
     *,
     flags: Mapping[tuple[str, str], str] | None = None,
+    links: Mapping[tuple[str, str], str] | None = None,
     title: str,
     unit: str = "Gb/s",
 ) -> str:
-    return render(heatmap_drawing(nodes, cells, flags=flags, unit=unit), title=title, css_class="heatmap")
+    return render(heatmap_drawing(nodes, cells, flags=flags, links=links, unit=unit), title=title,
+                  css_class="heatmap")
 
 
 def heatmap_drawing(
@@ -342,18 +352,19 @@ def heatmap_drawing(
     cells: Mapping[tuple[str, str], float | None],
     *,
     flags: Mapping[tuple[str, str], str] | None = None,
+    links: Mapping[tuple[str, str], str] | None = None,
     unit: str = "Gb/s",
 ) -> Drawing:
     """Node x node, one cell per measured pair in the lower triangle (row below column in `nodes`
     order; a pair given either way round lands in the same cell). A cell's colour runs from light (the
     slowest pair) to dark (the fastest); flagged pairs (`flags`: pair -> "fail" or "warn") are filled
-    with the level's colour instead, and unmeasured pairs (value None) grey."""
-    flags = flags or {}
+    with the level's colour instead, and unmeasured pairs (value None) grey. A cell with a link (`links`:
+    pair -> URL) leads to it. Names are written at FONT_SIZE, every n-th one when the cells are smaller."""
+    flags, links = flags or {}, links or {}
     index = {name: i for i, name in enumerate(nodes)}
     count = len(nodes)
     cell = min(28.0, max(8.0, 720.0 / max(count, 1)))
-    label_size = min(FONT_SIZE, cell - 1.5)
-    label_room = 6 + 0.62 * label_size * max((len(n) for n in nodes), default=4)
+    label_room = 6 + CHAR_WIDTH * max((len(n) for n in nodes), default=4)
     grid = cell * count
     width, height = max(label_room + grid + 16, 480), label_room + grid + 54
     drawing = Drawing(width, height)
@@ -373,22 +384,131 @@ def heatmap_drawing(
         else:
             fill = heat_colour(value, lo=lo, hi=hi)
         drawing.add(_box(label_room + col * cell, top - (row + 1) * cell, cell - 0.5, cell - 0.5, fill, "cell",
+                         href=links.get(pair) or links.get((b, a)) or "", href_title=f"{a} ~ {b}",
                          row=nodes[row], col=nodes[col], value=value, flag=level or ""))
-    for i, name in enumerate(nodes):
-        drawing.add(_text(label_room - 3, top - (i + 1) * cell + (cell - label_size) / 2 + 1, name,
-                          anchor="end", size=label_size))
-        drawing.add(_vertical_text(label_room + i * cell + (cell + label_size) / 2 - 1, label_room - 3, name,
-                                   size=label_size))
+    every = max(1, math.ceil((FONT_SIZE + 1) / cell))
+    for i in range(0, count, every):
+        name = nodes[i]
+        drawing.add(_text(label_room - 3, top - (i + 0.5) * cell - FONT_SIZE / 3, name, anchor="end"))
+        drawing.add(_vertical_text(label_room + (i + 0.5) * cell + FONT_SIZE / 3, label_room - 3, name))
     legend_y = height - 14
-    drawing.add(_text(label_room, legend_y, f"{fmt_num(lo, 1)} {unit}"))
+    low_text, high_text = f"{fmt_num(lo, 1)} {unit}", f"{fmt_num(hi, 1)} {unit}"
+    drawing.add(_text(label_room, legend_y, low_text))
+    ramp = label_room + CHAR_WIDTH * len(low_text) + 8
     for step in range(10):
-        drawing.add(Rect(label_room + 60 + step * 8, legend_y - 1, 8, 9, strokeColor=None,
+        drawing.add(Rect(ramp + step * 8, legend_y - 1, 8, 9, strokeColor=None,
                          fillColor=_colour(heat_colour(lo + (hi - lo) * step / 9, lo=lo, hi=hi))))
-    drawing.add(_text(label_room + 144, legend_y, f"{fmt_num(hi, 1)} {unit}"))
-    _legend(drawing, width - 8, legend_y - 16, [("flagged: fail", FAIL_COLOUR),
+    drawing.add(_text(ramp + 88, legend_y, high_text))
+    _legend(drawing, width - 8, legend_y - 18, [("flagged: fail", FAIL_COLOUR),
                                                 ("flagged: slow or uneven", WARN_COLOUR),
                                                 ("not measured", MISSING_COLOUR)])
     return drawing
+
+
+# ---------------------------------------------------------------------------------------------------
+# A large matrix as an image (a 1,024-node run has half a million pairs: no SVG of that many marks)
+
+PNG_CONTENT_TYPE = "image/png"
+MATRIX_IMAGE_SIDE = 1024  # pixels: a matrix is drawn at the largest whole number of pixels per pair within it
+MATRIX_MAX_NODES = 4096  # a pixel per pair up to this many nodes (16 MB of pixels); beyond, a pixel per block
+HEAT_STEPS = 16  # the colour scale in 16 steps: a palette image compresses, a pixel's colour reads the same
+# Palette indexes: the background (the diagonal, pairs not measured at all), then the levels, then the ramp.
+_BACKGROUND, _MISSING, _WARN, _FAIL, _RAMP = 0, 1, 2, 3, 4
+
+
+def heat_steps(lo: float, hi: float) -> list[str]:
+    """The colours of the image's scale, from the slowest pair's to the fastest's (the page's legend)."""
+    return [heat_colour(lo + (hi - lo) * step / (HEAT_STEPS - 1), lo=lo, hi=hi) for step in range(HEAT_STEPS)]
+
+
+def _palette(lo: float, hi: float) -> list[int]:
+    colours = ["#ffffff", MISSING_COLOUR, WARN_COLOUR, FAIL_COLOUR, *heat_steps(lo, hi)]
+    return [int(c[i : i + 2], 16) for c in colours for i in (1, 3, 5)]
+
+
+def matrix_block(count: int, *, max_nodes: int = MATRIX_MAX_NODES, side: int = MATRIX_IMAGE_SIDE) -> int:
+    """How many nodes a row of the image stands for: one up to `max_nodes` (a pixel square per pair: the page
+    names the pair under the pointer), beyond, enough of them that the image is at most `side` pixels (a
+    pixel per block of pairs, as the report's heat map aggregates). The bound keeps the image's memory at
+    max_nodes^2 bytes whatever the run: 10,000 nodes would be 100 MB a pixel per pair, 100,000 nodes 10 GB."""
+    return 1 if count <= max_nodes else math.ceil(count / side)
+
+
+def matrix_png(
+    count: int,
+    rows: Sequence[int],
+    cols: Sequence[int],
+    values: Sequence[float],
+    levels: Sequence[int],
+    *,
+    side: int = MATRIX_IMAGE_SIDE,
+    max_nodes: int = MATRIX_MAX_NODES,
+) -> tuple[bytes, float | None, float | None]:
+    """A `count` x `count` matrix as a PNG, both triangles (row i and column i are node i, so a node's pairs
+    read along its row): pair k is (rows[k], cols[k]) with its value (NaN: not measured) and its level (an
+    index of LEVEL_CODES). Colours as heatmap_drawing's: fail and warn in their level's colour, else the
+    value on a light (slowest) to dark (fastest) scale in HEAT_STEPS steps. Beyond `max_nodes` a pixel is a
+    block of nodes (matrix_block) in its worst pair's colour: its worst level, else its slowest pair. Returns
+    the PNG and the scale's ends (None without a measured pair)."""
+    known = [v for v in values if not math.isnan(v)]
+    lo, hi = (min(known), max(known)) if known else (None, None)
+    span = (hi - lo) if known and hi > lo else 0.0
+    count = max(count, 1)  # a run without pairs yet: one background pixel
+    block = matrix_block(count, max_nodes=max_nodes, side=side)
+    if block > 1:
+        count, cells = _worst_of_blocks(count, block, rows, cols, values, levels)
+    else:
+        cells = ((a, b, value, level) for a, b, value, level in zip(rows, cols, values, levels, strict=True) if a != b)
+    pixels = bytearray(count * count)  # _BACKGROUND: the diagonal, and pairs not in the run
+    for a, b, value, level in cells:
+        index = _pixel(value, level, lo or 0.0, span)
+        pixels[a * count + b] = index
+        pixels[b * count + a] = index
+    image = Image.frombuffer("P", (count, count), pixels, "raw", "P", 0, 1)  # no copy of the pixels
+    image.putpalette(_palette(lo or 0.0, hi or 1.0))
+    scale = max(1, side // count)
+    if scale > 1:
+        image = image.resize((count * scale, count * scale), Image.Resampling.NEAREST)
+    out = BytesIO()
+    image.save(out, format="PNG", compress_level=6)
+    return out.getvalue(), lo, hi
+
+
+def _pixel(value: float, level: int, lo: float, span: float) -> int:
+    """The palette index of a pair (or a block): its level's colour if flagged, else its place on the scale."""
+    if level == 2:
+        return _FAIL
+    if level == 1:
+        return _WARN
+    if math.isnan(value):
+        return _MISSING
+    step = int((value - lo) / span * HEAT_STEPS) if span else HEAT_STEPS - 1
+    return _RAMP + min(max(step, 0), HEAT_STEPS - 1)
+
+
+def _worst_of_blocks(count, block, rows, cols, values, levels):
+    """The grid of blocks of `block` nodes (ceil(count / block) a side) and, for each block holding a pair,
+    (row, column, slowest value, worst level): the lower triangle, the blocks on the diagonal included (their
+    pairs are real pairs). The slowest value is NaN when none of the block's pairs was measured."""
+    grid = math.ceil(count / block)
+    worst = bytearray(grid * grid)
+    slowest = array("d", [math.inf]) * (grid * grid)
+    held = bytearray(grid * grid)
+    for a, b, value, level in zip(rows, cols, values, levels, strict=True):
+        if a == b:
+            continue
+        i, j = a // block, b // block
+        cell = max(i, j) * grid + min(i, j)
+        held[cell] = 1
+        worst[cell] = max(worst[cell], level)
+        if value < slowest[cell]:  # NaN compares false: a pair without a figure leaves the block's slowest
+            slowest[cell] = value
+    cells = (
+        (cell // grid, cell % grid, math.nan if slowest[cell] == math.inf else slowest[cell], worst[cell])
+        for cell in range(grid * grid)
+        if held[cell]
+    )  # one at a time: a million blocks as tuples would be the memory the blocks save
+    return grid, cells
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -532,7 +652,7 @@ def timeline_drawing(
 
 
 # ---------------------------------------------------------------------------------------------------
-# BER per port
+# BER levels (the run page's decade chart colours a decade by the level its lower bound reaches)
 
 
 def ber_level(value: float | None, *, warn: float, fail: float) -> str:
@@ -543,64 +663,6 @@ def ber_level(value: float | None, *, warn: float, fail: float) -> str:
     if value > warn:
         return "warn"
     return "pass"
-
-
-def ber_svg(
-    ports: Sequence[tuple[str, float | None]],
-    *,
-    warn: float,
-    fail: float,
-    title: str,
-    label_limit: int = 48,
-    width: float = 900,
-    height: float = 280,
-) -> str:
-    """One bar per port rising from the axis floor to its BER on a log scale (higher is worse), coloured
-    by the level it reaches; a port that reported no BER gets a grey stub. Port names are printed under
-    the bars when there are at most `label_limit` of them."""
-    drawing = ber_drawing(ports, warn=warn, fail=fail, label_limit=label_limit, width=width, height=height)
-    return render(drawing, title=title, css_class="ber")
-
-
-def ber_drawing(
-    ports: Sequence[tuple[str, float | None]],
-    *,
-    warn: float,
-    fail: float,
-    label_limit: int = 48,
-    width: float = 900,
-    height: float = 280,
-) -> Drawing:
-    labelled = len(ports) <= label_limit
-    bottom = 34 + (0.55 * FONT_SIZE * max((len(p) for p, _ in ports), default=0) if labelled else 0)
-    drawing = Drawing(width, height + (bottom - 34))
-    plot = Plot(left=50, bottom=bottom, right=width - 14, top=drawing.height - 34)
-    known = [v for _, v in ports if v is not None and v > 0]
-    lo = BER_FLOOR
-    hi = 10.0 ** math.ceil(math.log10(max(known + [fail * 100, warn * 100])) + 1e-9)
-    y = Scale(lo, hi, plot.bottom, plot.top, log=True)
-    _frame(drawing, plot)
-    ticks = decade_ticks(lo, hi)
-    _y_ticks(drawing, plot, y, ticks[:: max(1, math.ceil(len(ticks) / 8))], fmt_sci)
-    slot = plot.width / max(len(ports), 1)
-    for index, (name, value) in enumerate(ports):
-        left = plot.left + index * slot + min(1.0, slot * 0.15)
-        bar_width = max(slot - 2 * min(1.0, slot * 0.15), 0.6)
-        level = ber_level(value, warn=warn, fail=fail)
-        top = y.at(value) if value is not None and value > 0 else plot.bottom + 2
-        drawing.add(_box(left, plot.bottom, bar_width, max(top - plot.bottom, 0.5),
-                         LEVEL_COLOURS[level] if value is not None else MISSING_COLOUR,
-                         "bar", port=name, value=value, level=level))
-        if labelled:
-            drawing.add(_vertical_text(left + bar_width / 2 + 3, plot.bottom - 4, name, size=FONT_SIZE - 1))
-    for value, level in ((warn, "warn"), (fail, "fail")):
-        _hline(drawing, plot.left, plot.right, y.at(value), "threshold", THRESHOLD_COLOURS[level],
-               level=level, value=value)
-    _axis_titles(drawing, plot, "" if labelled else f"{len(ports)} ports", "effective BER (log scale)")
-    _legend(drawing, plot.right, plot.top + 6,
-            [("pass", PASS_COLOUR), ("warn", WARN_COLOUR), ("fail", FAIL_COLOUR), (f"warn {fmt_sci(warn)}",
-             WARN_COLOUR), (f"fail {fmt_sci(fail)}", FAIL_COLOUR)])
-    return drawing
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -725,20 +787,33 @@ def ber_decade(value: float) -> int:
     return math.floor(math.log10(value) + 1e-12)
 
 
+def ber_decade_labels(decades: Sequence[int]) -> list[str]:
+    """The name of each group of a decade chart: "< 1e-20" for the values below the floor, then the
+    decades' lower bounds."""
+    return [f"< {fmt_sci(10.0 ** decades[0])}" if decades else "< floor"] + [fmt_sci(10.0**k) for k in decades]
+
+
 def ber_decades_drawing(
     decades: Sequence[int],
     series: Sequence[DecadeSeries],
     *,
     thresholds: Sequence[Threshold] = (),
+    hrefs: Sequence[str] = (),
+    levels: Sequence[str] = (),
     width: float = 520,
     height: float = 240,
 ) -> Drawing:
     """A group of bars per decade (one bar per series), the first group for the values below the floor;
-    threshold lines sit at their value inside their decade. Decade labels read bottom to top."""
+    threshold lines sit at their value inside their decade. Decade labels read bottom to top.
+
+    For a page, with one series: `hrefs` (one per group, below-floor first) make each bar a link (to the
+    results in that decade), `levels` colour each group's bar by its level (pass, warn, fail) instead of
+    the series colour, and each bar prints its count above it, so a decade of one port among thousands
+    still reads (a bar is at least 2 units tall)."""
     drawing = Drawing(width, height)
-    labels = [f"< {fmt_sci(10.0 ** decades[0])}" if decades else "< floor"] + [fmt_sci(10.0**k) for k in decades]
-    bottom = 20 + 0.56 * FONT_SIZE * max(len(label) for label in labels)
-    plot = Plot(left=44, bottom=bottom, right=width - 12, top=height - 34)
+    labels = ber_decade_labels(decades)
+    bottom = 20 + CHAR_WIDTH * max(len(label) for label in labels)
+    plot = Plot(left=50, bottom=bottom, right=width - 12, top=height - 34 - (FONT_SIZE if hrefs else 0))
     groups = [[s.below_floor, *list(s.counts)] for s in series]
     top = nice_ceiling(max([count for group in groups for count in group] + [1]))
     y = Scale(0, top, plot.bottom, plot.top)
@@ -750,9 +825,23 @@ def ber_decades_drawing(
         left = plot.left + index * slot
         for number, (s, colour) in enumerate(zip(series, SERIES_COLOURS * 4, strict=False)):
             count = groups[number][index]
-            if count:
-                drawing.add(_box(left + slot * 0.1 + number * bar, plot.bottom, max(bar - 0.5, 0.5),
-                                 y.at(count) - plot.bottom, colour, "bar", bucket=label, series=s.name, count=count))
+            if not count:
+                continue
+            if index < len(levels):
+                colour = LEVEL_COLOURS.get(levels[index], colour)
+            bar_top = max(y.at(count), plot.bottom + 2)
+            drawing.add(_box(left + slot * 0.1 + number * bar, plot.bottom, max(bar - 0.5, 0.5),
+                             bar_top - plot.bottom, colour, "bar",
+                             href=hrefs[index] if index < len(hrefs) else "",
+                             href_title=f"{count} port(s) at {label}", bucket=label, series=s.name, count=count))
+            if index < len(hrefs):
+                drawing.add(_text(left + slot / 2, bar_top + 3, f"{count:,}", anchor="middle", fill="#1d2430"))
+                # The whole column leads where the bar does: a bar of one port among thousands is 2 units tall,
+                # too small a target for a finger.
+                hit = _box(left, plot.bottom, slot, plot.height, "#ffffff", "hit", href=hrefs[index],
+                           href_title=f"{count} port(s) at {label}", bucket=label, count=count)
+                hit.fillColor = colors.Color(1, 1, 1, alpha=0)  # unseen, yet it takes the tap
+                drawing.add(hit)
         drawing.add(_vertical_text(left + slot / 2 + FONT_SIZE / 3, plot.bottom - 4, label))
     for t in thresholds:
         if decades and t.value > 0:
@@ -761,10 +850,18 @@ def ber_decades_drawing(
             _vline(drawing, plot.left + position * slot, plot.bottom, plot.top, "threshold",
                    THRESHOLD_COLOURS[t.level], level=t.level, value=t.value)
     _axis_titles(drawing, plot, "", "ports")
-    _legend(drawing, plot.right, plot.top + 6,
-            [(s.name, colour) for s, colour in zip(series, SERIES_COLOURS * 4, strict=False)]
-            + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
+    entries = ([("pass", PASS_COLOUR), ("warn", WARN_COLOUR), ("fail", FAIL_COLOUR)] if levels
+               else [(s.name, colour) for s, colour in zip(series, SERIES_COLOURS * 4, strict=False)])
+    _legend(drawing, plot.right, height - 28, entries + [(t.label, THRESHOLD_COLOURS[t.level]) for t in thresholds])
     return drawing
+
+
+def ber_decades_svg(decades: Sequence[int], series: DecadeSeries, *, hrefs: Sequence[str], levels: Sequence[str],
+                    thresholds: Sequence[Threshold], title: str, width: float = 600, height: float = 300) -> str:
+    """The page's BER chart: ports per decade of one series, each bar a link."""
+    drawing = ber_decades_drawing(decades, [series], thresholds=thresholds, hrefs=hrefs, levels=levels, width=width,
+                                  height=height)
+    return render(drawing, title=title, css_class="ber-decades")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ class CheckKind(models.TextChoices):
     SOAK = "soak", "Soak (counter sampling)"
     PORT_STATE = "port_state", "Port state (ibstat / ibstatus)"  # arrives only as an uploaded output
     TOPOLOGY = "topology", "Topology (iblinkinfo, lldpcli) against the plan"
+    LOSSLESS = "lossless", "Lossless RoCE configuration (mlnx_qos, ECN)"
 
 
 class ResultStatus(models.TextChoices):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -174,12 +175,24 @@ class LinkPlan:
             problems=tuple(data.get("problems") or ()),
         )
 
+    @property
+    def ethernet(self) -> bool:
+        """A RoCE port's plan: an Ethernet speed ("400G"), where InfiniBand's is a generation ("IB-NDR")."""
+        return ethernet_speed_gbps(self.speed) is not None
+
+    @property
+    def speed_gbps(self) -> int | None:
+        """An Ethernet plan's speed in Gb/s (None for InfiniBand, whose speed is a generation)."""
+        return ethernet_speed_gbps(self.speed) if self.ethernet else None
+
 
 def link_plan(*, speed_gbps: int, lanes: int | None, infiniband: bool) -> LinkPlan:
     """The planned mlxlink speed/width of a link `lanes` electrical lanes wide: an 800G port of 4 lanes is
     IB-XDR at 4x. Lanes not known are assumed to be 4, the width of every OSFP/QSFP IB port."""
     lanes = lanes if lanes and lanes > 1 else PORT_SERDES_LANES
     if not infiniband:
+        # An Ethernet port's width is its SerDes count, which mlxlink reports but the inventory does not
+        # know (an 800G port may run 8 x 100G or 4 x 200G): a lost lane shows as a lower speed anyway.
         return LinkPlan(speed=f"{speed_gbps}G", width=None)
     per_lane = speed_gbps / lanes
     speed = IB_SPEED_BY_LANE_GBPS.get(int(per_lane)) if per_lane.is_integer() else None
@@ -227,15 +240,33 @@ def _norm(text: Any) -> str:
     return str(text or "").strip().lower()
 
 
+_ETHERNET_SPEED = re.compile(r"^\s*([0-9]{1,4})\s*G", re.IGNORECASE)
+
+
+def ethernet_speed_gbps(text: Any) -> int | None:
+    """An Ethernet speed as mlxlink prints it, in Gb/s: "100G" (MFT 4.30), "100GbE" (older MFT), "200G_4X"
+    (the lane count some versions append). None for anything else (an InfiniBand "IB-NDR", "N/A")."""
+    match = _ETHERNET_SPEED.match(str(text or ""))
+    return int(match[1]) if match else None
+
+
+def _speed_matches(measured: Any, plan: LinkPlan) -> bool:
+    if plan.ethernet:
+        return ethernet_speed_gbps(measured) == plan.speed_gbps
+    return _norm(measured) == _norm(plan.speed)
+
+
 def _link_state_reasons(link: Mapping[str, Any], plan: LinkPlan) -> list[Reason]:
     reasons = []
     state = link.get("state")
     if _norm(state) != "active":
         reasons.append(Reason(Outcome.FAIL, f"link state {state or 'unknown'}, expected Active"))
     physical = link.get("physical_state")
+    # Only InfiniBand's physical state is "LinkUp" when up: an Ethernet port that is up may print its
+    # auto-negotiation machine's state instead (ETH_AN_FSM_ENABLE on a ConnectX-6 at 200G).
     if plan.speed and plan.speed.startswith("IB-") and physical is not None and _norm(physical) != "linkup":
         reasons.append(Reason(Outcome.FAIL, f"physical state {physical}, expected LinkUp"))
-    if plan.speed and _norm(link.get("speed")) != _norm(plan.speed):
+    if plan.speed and not _speed_matches(link.get("speed"), plan):
         reasons.append(Reason(Outcome.FAIL, f"speed {link.get('speed') or 'unknown'}, planned {plan.speed}"))
     if plan.width and _norm(link.get("width")) != _norm(plan.width):
         reasons.append(Reason(Outcome.FAIL, f"width {link.get('width') or 'unknown'}, planned {plan.width}"))
@@ -250,13 +281,15 @@ def _level_above(value: float, *, warn: float, fail: float) -> Outcome:
     return Outcome.PASS
 
 
-def _ber_reasons(counters: Mapping[str, Any], profile: Profile) -> list[Reason]:
+def _ber_reasons(counters: Mapping[str, Any], profile: Profile, *, ethernet: bool = False) -> list[Reason]:
     reasons = []
     for key, label, warn, fail in (
         ("effective_ber", "effective BER", profile.effective_ber_warn, profile.effective_ber_fail),
         ("symbol_ber", "symbol BER", profile.symbol_ber_warn, profile.symbol_ber_fail),
     ):
         value = _number(counters.get(key))
+        if value is None and ethernet and key == "symbol_ber":
+            continue  # mlxlink prints no symbol BER for an Ethernet port: its effective BER says it all
         if value is None:
             reasons.append(Reason(Outcome.WARN, f"{label} not reported (run mlxlink with -c)"))
             continue
@@ -405,9 +438,342 @@ def evaluate_link(
     counters = link.get("counters") or {}
     reasons = _link_state_reasons(link, plan)
     reasons += [Reason(Outcome.WARN, f"inventory: {problem}") for problem in plan.problems]
-    reasons += _ber_reasons(counters, profile)
+    reasons += _ber_reasons(counters, profile, ethernet=plan.ethernet)
+    if plan.ethernet:
+        reasons += raw_ber_reasons(counters, plan)
     reasons += counter_growth_reasons(counters, baseline)
     reasons += dom_reasons(link.get("module"), profile, plan.lane_ports)
+    return Verdict.of(reasons)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ethernet (RoCE) ports: raw BER per lane signalling, the NIC's counters (ethtool -S)
+
+# What an Ethernet lane's FEC can still correct, by lane rate: PAM4 lanes (50 Gb/s and more per lane: 200G
+# at 4 x 50G, 400G at 4 x 100G, 800G at 4 x 200G) run RS(544,514) "KP4" FEC, which IEEE 802.3 sizes for a
+# pre-FEC BER up to 2.4e-4; past it frames are lost. The warn level sits well inside it (a healthy optic
+# reads 1e-8..1e-6), so a link drifting towards the edge is seen before it drops frames. NRZ lanes (25G and
+# below) are judged by their effective BER only: their FEC (RS(528,514) or none) leaves less to say.
+PAM4_MIN_LANE_GBPS = 50
+PAM4_RAW_BER_WARN = 1e-5
+PAM4_RAW_BER_FAIL = 2.4e-4
+
+
+def raw_ber_limits(lane_gbps: float | None) -> tuple[float, float] | None:
+    """(warn, fail) pre-FEC BER levels for an Ethernet lane of this rate; None when none apply."""
+    if lane_gbps is None or lane_gbps < PAM4_MIN_LANE_GBPS:
+        return None
+    return PAM4_RAW_BER_WARN, PAM4_RAW_BER_FAIL
+
+
+def raw_ber_reasons(counters: Mapping[str, Any], plan: LinkPlan) -> list[Reason]:
+    speed = plan.speed_gbps
+    lane_gbps = speed / PORT_SERDES_LANES if speed else None
+    limits = raw_ber_limits(lane_gbps)
+    raw = _number(counters.get("raw_ber"))
+    if limits is None or raw is None:
+        return []
+    warn, fail = limits
+    level = _level_above(raw, warn=warn, fail=fail)
+    if level == Outcome.PASS:
+        return []
+    which = "the FEC's correction limit" if level == Outcome.FAIL else "warn level"
+    limit = fail if level == Outcome.FAIL else warn
+    return [Reason(level, f"raw (pre-FEC) BER {fmt_sci(raw)} > {which} {fmt_sci(limit)} for "
+                          f"{fmt_num(lane_gbps)} Gb/s PAM4 lanes")]
+
+
+def has_dom_readings(module: Mapping[str, Any] | None) -> bool:
+    return bool(_dom_readings(module or {}))
+
+
+def module_from_ethtool(module: Mapping[str, Any]) -> dict[str, Any]:
+    """An `ethtool -m` reading in the shape the DOM checks read (mlxlink's): readings per lane and, as the
+    module's limits, its own alarm thresholds (ethtool prints high/low alarm and warning levels; the alarm
+    levels are what mlxlink's [low..high] ranges are)."""
+    ranges = {}
+    for key, name in (("temperature_c", "temperature_c"), ("rx_power_dbm", "rx_power_dbm"),
+                      ("tx_power_dbm", "tx_power_dbm"), ("bias_ma", "bias_current_ma")):
+        limits = (module.get("thresholds") or {}).get(key) or {}
+        low, high = _number(limits.get("low_alarm")), _number(limits.get("high_alarm"))
+        if low is not None and high is not None:
+            ranges[name] = [low, high]
+    voltage = _number(module.get("voltage_v"))
+    return {
+        "vendor": module.get("vendor"),
+        "part_number": module.get("part_number"),
+        "serial": module.get("serial"),
+        "temperature_c": _number(module.get("temperature_c")),
+        "voltage_mv": voltage * 1000 if voltage is not None else None,
+        "rx_power_dbm": list(module.get("rx_power_dbm") or []) or None,
+        "tx_power_dbm": list(module.get("tx_power_dbm") or []) or None,
+        "bias_current_ma": list(module.get("bias_ma") or []) or None,
+        "ranges": ranges,
+    }
+
+
+@dataclass(frozen=True)
+class RoceSettings:
+    """How a project runs RoCE: the lossless priority and the DSCP that maps to it, the trust mode, whether
+    ECN (DCQCN) must be on, and what the bandwidth and NCCL tests pass (GID index, traffic class). The
+    defaults are the common RoCE v2 ones (NVIDIA's "lossless RoCE" recipe): DSCP 26 on priority 3, trust
+    DSCP, GID index 3 (RoCE v2 over IPv4), traffic class 106 (DSCP 26 with ECN capable transport)."""
+
+    pfc_priority: int = 3
+    dscp: int = 26
+    trust: str = "dscp"
+    ecn: bool = True
+    gid_index: int = 3
+    traffic_class: int = 106
+    # Bandwidth tests connect through RDMA-CM (ib_write_bw -R): only where each node's name resolves to its
+    # rail's address, since RDMA-CM picks the device by the route, not by -d.
+    rdma_cm: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RoceSettings:
+        """Settings from stored overrides; a value of the wrong type or out of range is a ValueError naming
+        it (a profile must never make a check crash later)."""
+        if data is not None and not isinstance(data, Mapping):  # stored past the profile's checks (the admin)
+            raise ValueError("roce: expected an object of settings")
+        ranges = {"pfc_priority": (0, 7), "dscp": (0, 63), "gid_index": (0, 255), "traffic_class": (0, 255)}
+        values: dict[str, Any] = {}
+        for name, value in (data or {}).items():
+            if name in ranges:
+                low, high = ranges[name]
+                if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                    raise ValueError(f"roce.{name}: expected a whole number from {low} to {high}")
+            elif name == "trust":
+                if value not in ("dscp", "pcp"):
+                    raise ValueError("roce.trust: expected dscp or pcp")
+            elif name in ("ecn", "rdma_cm"):
+                if not isinstance(value, bool):
+                    raise ValueError(f"roce.{name}: expected true or false")
+            else:
+                raise ValueError(f"roce.{name}: not a RoCE setting")
+            values[name] = value
+        return cls(**{**values, "traffic_class": cls._traffic_class(values)})
+
+    @staticmethod
+    def _traffic_class(values: Mapping[str, Any]) -> int:
+        """The IP traffic class NCCL and perftest mark: the DSCP in its upper six bits, ECN-capable (2) below.
+        One given apart from the DSCP must carry that DSCP, or the checks would pass a lossless priority the
+        traffic never uses."""
+        dscp = values.get("dscp", RoceSettings.dscp)
+        if "traffic_class" not in values:
+            return dscp << 2 | 2
+        if values["traffic_class"] >> 2 != dscp:
+            raise ValueError(f"roce.traffic_class: {values['traffic_class']} marks DSCP "
+                             f"{values['traffic_class'] >> 2}, not the lossless DSCP {dscp}")
+        return values["traffic_class"]
+
+
+# The NIC's counters that say a port lost or mangled frames (mlx5 names; other drivers print fewer).
+PORT_ERROR_COUNTERS = (
+    ("rx_crc_errors_phy", "CRC errors"),
+    ("rx_symbol_err_phy", "symbol errors"),
+    ("tx_errors_phy", "transmit errors"),
+)
+PORT_DISCARD_COUNTERS = (
+    ("rx_discards_phy", "received packets discarded"),
+    ("tx_discards_phy", "packets discarded on transmit"),
+)
+PAUSE_STORM_COUNTERS = (("tx_pause_storm_error_events", "pause storms (the NIC stopped sending pauses)"),)
+# What link health keeps of `ethtool -S` (a mlx5 port prints hundreds of per-queue counters).
+_KEPT_COUNTER = re.compile(
+    r"^(?:(?:rx|tx)_(?:crc_errors|symbol_err|errors|discards|pause_ctrl|packets|bytes)_phy"
+    r"|(?:rx|tx)_prio[0-7]_(?:pause|discards)|tx_pause_storm_\w+|rx_out_of_buffer|tx_global_pause|rx_global_pause)$"
+)
+
+
+def kept_port_counters(counters: Mapping[str, Any]) -> dict[str, int]:
+    return {name: value for name, value in counters.items() if _KEPT_COUNTER.match(name)}
+
+
+def port_counter_reasons(
+    counters: Mapping[str, Any], *, settings: RoceSettings, profile: Profile, baseline: Mapping[str, Any] | None = None
+) -> list[Reason]:
+    """An Ethernet port's NIC counters (ethtool -S): the lossless priority must drop nothing, errors are held
+    to the profile's BER as a rate over the bits received, pause storms fail, pauses on a priority that is
+    not lossless say PFC is configured where it should not be, and nothing may grow since the last reading."""
+    reasons: list[Reason] = []
+    lossless = settings.pfc_priority
+    dropped = _number(counters.get(f"rx_prio{lossless}_discards"))
+    if dropped:
+        reasons.append(Reason(Outcome.FAIL, f"lossless priority {lossless} discarded {dropped:.0f} packets "
+                                            f"(rx_prio{lossless}_discards): PFC is not holding them"))
+    bits = (_number(counters.get("rx_bytes_phy")) or 0) * 8
+    for key, label in PORT_ERROR_COUNTERS:
+        count = _number(counters.get(key))
+        if not count:
+            continue
+        rate = count / bits if bits else None
+        if rate is not None and rate > profile.effective_ber_fail:
+            reasons.append(Reason(Outcome.FAIL, f"{label} {count:.0f} ({key}) = {fmt_sci(rate)} per bit received "
+                                                f"> fail level {fmt_sci(profile.effective_ber_fail)}"))
+        else:
+            reasons.append(Reason(Outcome.WARN, f"{label} {count:.0f} ({key}) since the counters were cleared"))
+    for key, label in PORT_DISCARD_COUNTERS:
+        count = _number(counters.get(key))
+        if count:
+            reasons.append(Reason(Outcome.WARN, f"{count:.0f} {label} ({key}): the port ran out of buffer"))
+    for key, label in PAUSE_STORM_COUNTERS:
+        count = _number(counters.get(key))
+        if count:
+            reasons.append(Reason(Outcome.FAIL, f"{count:.0f} {label} ({key})"))
+    global_pauses = sum(_number(counters.get(k)) or 0 for k in ("rx_global_pause", "tx_global_pause"))
+    if global_pauses:
+        reasons.append(Reason(Outcome.WARN, f"{global_pauses:.0f} global pause frames (802.3x flow control): a "
+                                            f"RoCE port should pause per priority (PFC), not the whole link"))
+    for priority in range(8):
+        if priority == lossless:
+            continue
+        paused = sum(_number(counters.get(f"{d}_prio{priority}_pause")) or 0 for d in ("rx", "tx"))
+        if paused:
+            reasons.append(Reason(Outcome.WARN, f"{paused:.0f} pause frames on priority {priority}, which is not "
+                                                f"the lossless priority {lossless}"))
+    reasons += _port_growth_reasons(counters, baseline, lossless)
+    return reasons
+
+
+def _port_growth_reasons(
+    counters: Mapping[str, Any], baseline: Mapping[str, Any] | None, lossless: int
+) -> list[Reason]:
+    if not baseline:
+        return []
+    watched = [*PORT_ERROR_COUNTERS, *PORT_DISCARD_COUNTERS, (f"rx_prio{lossless}_discards", "lossless discards")]
+    reasons = []
+    for key, label in watched:
+        now, before = _number(counters.get(key)), _number(baseline.get(key))
+        if now is not None and before is not None and now > before:
+            reasons.append(Reason(Outcome.FAIL, f"{label} ({key}) grew from {before:.0f} to {now:.0f}"))
+    return reasons
+
+
+# ---------------------------------------------------------------------------------------------------
+# Lossless configuration (mlnx_qos on a host port, NVUE qos on a switch port)
+
+
+def _priority_of_dscp(priority_dscps: Sequence[Sequence[int]] | None, dscp: int) -> int | None:
+    for priority, dscps in enumerate(priority_dscps or []):
+        if dscp in (dscps or []):
+            return priority
+    return None
+
+
+def _pfc_reasons(enabled: Sequence[int] | None, settings: RoceSettings, where: str) -> list[Reason]:
+    if not enabled:
+        return [Reason(Outcome.FAIL, f"no PFC configuration in the {where} output")]
+    on = [priority for priority, flag in enumerate(enabled) if flag]
+    lossless = settings.pfc_priority
+    reasons = []
+    if lossless not in on:
+        reasons.append(Reason(Outcome.FAIL, f"PFC off on priority {lossless}, the lossless priority"))
+    others = [p for p in on if p != lossless]
+    if others:
+        listed = ", ".join(map(str, others))
+        reasons.append(Reason(Outcome.FAIL, f"PFC also on priority {listed}: only priority {lossless} should be "
+                                            f"lossless (a paused lossy class can stall the link)"))
+    return reasons
+
+
+def _buffer_reasons(qos: Mapping[str, Any], settings: RoceSettings) -> list[Reason]:
+    """The lossless priority needs a receive buffer of its own with room in it (mlnx_qos from MLNX_OFED 5
+    prints the buffer sizes and each priority's buffer; older ones print neither)."""
+    sizes, of_priority = qos.get("receive_buffer_bytes"), qos.get("pfc_buffer")
+    if not sizes or not of_priority:
+        return [Reason(Outcome.PASS, "mlnx_qos printed no receive buffers (older driver): buffers not checked")]
+    lossless = settings.pfc_priority
+    enabled = qos.get("pfc_enabled") or []
+    if lossless < len(enabled) and not enabled[lossless]:
+        return []  # PFC is off there (a failure already): its buffer has nothing to hold yet
+    if lossless >= len(of_priority) or of_priority[lossless] >= len(sizes):
+        return [Reason(Outcome.FAIL, f"no receive buffer for the lossless priority {lossless}")]
+    buffer = of_priority[lossless]
+    reasons = []
+    if not sizes[buffer]:
+        reasons.append(Reason(Outcome.FAIL, f"lossless priority {lossless} is in receive buffer {buffer}, "
+                                            f"which has 0 bytes"))
+    sharing = [p for p, b in enumerate(of_priority) if b == buffer and p != lossless
+               and not (p < len(enabled) and enabled[p])]
+    if sharing:
+        reasons.append(Reason(Outcome.WARN, f"lossy priority {', '.join(map(str, sharing))} shares receive buffer "
+                                            f"{buffer} with the lossless priority {lossless}"))
+    return reasons
+
+
+def _ecn_reasons(ecn: Mapping[str, Any] | None, settings: RoceSettings) -> list[Reason]:
+    if not settings.ecn:
+        return []
+    if not ecn:
+        return [Reason(Outcome.WARN, f"ECN on priority {settings.pfc_priority} not read")]
+    reasons = []
+    for key, label in (("np", "notification point (roce_np)"), ("rp", "reaction point (roce_rp)")):
+        if ecn.get(key) != 1:
+            state = "off" if ecn.get(key) == 0 else "not reported"
+            reasons.append(Reason(Outcome.FAIL, f"ECN {label} {state} on priority {settings.pfc_priority}"))
+    return reasons
+
+
+def evaluate_lossless(qos: Any, *, settings: RoceSettings, ecn: Mapping[str, Any] | None = None) -> Verdict:
+    """A host port's `mlnx_qos -i <if>` (and its ECN switches) against the project's RoCE settings: trust
+    mode, PFC on the lossless priority and only there, the RoCE DSCP mapped to that priority, a receive
+    buffer for it, and ECN on."""
+    qos = as_dict(qos)
+    reasons = []
+    trust = qos.get("trust")
+    if _norm(trust) != settings.trust:
+        reasons.append(Reason(Outcome.FAIL, f"trust state {trust or 'not reported'}, expected {settings.trust}"))
+    reasons += _pfc_reasons(qos.get("pfc_enabled"), settings, "mlnx_qos")
+    if settings.trust == "dscp":
+        mapped = _priority_of_dscp(qos.get("priority_dscps"), settings.dscp)
+        if not qos.get("priority_dscps"):
+            reasons.append(Reason(Outcome.WARN, "no dscp2prio mapping printed"))
+        elif mapped != settings.pfc_priority:
+            where = f"priority {mapped}" if mapped is not None else "no priority"
+            reasons.append(Reason(Outcome.FAIL, f"DSCP {settings.dscp} maps to {where}, expected priority "
+                                                f"{settings.pfc_priority}"))
+    reasons += _buffer_reasons(qos, settings)
+    reasons += _ecn_reasons(ecn, settings)
+    return Verdict.of(reasons)
+
+
+def evaluate_switch_lossless(qos: Any, *, settings: RoceSettings) -> Verdict:
+    """A switch port's (or the switch's) NVUE RoCE QoS against the project's RoCE settings: a lossless mode,
+    PFC on the lossless priority with both directions on, ECN on the traffic class that priority uses, the
+    trust mode, and the RoCE DSCP mapped to the lossless priority."""
+    qos = as_dict(qos)
+    reasons = []
+    lossless = settings.pfc_priority
+    mode = qos.get("mode")
+    if "lossless" not in _norm(mode):
+        reasons.append(Reason(Outcome.FAIL, f"RoCE mode {mode or 'not reported'}, expected a lossless mode"))
+    priority = qos.get("pfc_priority")
+    if priority != lossless:
+        shown = priority if priority is not None else "none"
+        reasons.append(Reason(Outcome.FAIL, f"PFC on switch priority {shown}, expected {lossless}"))
+    for key, label in (("pfc_rx", "PFC receive"), ("pfc_tx", "PFC transmit")):
+        state = qos.get(key)
+        if priority is not None and _norm(state) not in ("enabled", "yes", "on", "true"):
+            reasons.append(Reason(Outcome.FAIL, f"{label} {state or 'not reported'}, expected enabled"))
+    if settings.ecn:
+        tc = (qos.get("priority_to_tc") or {}).get(str(lossless), lossless)
+        if "ecn" not in _norm(qos.get("congestion_mode")):
+            reasons.append(Reason(Outcome.FAIL, f"congestion control {qos.get('congestion_mode') or 'off'}, "
+                                                f"expected ECN"))
+        elif tc not in (qos.get("ecn_traffic_classes") or []):
+            reasons.append(Reason(Outcome.FAIL, f"ECN not enabled on traffic class {tc}, which carries the "
+                                                f"lossless priority {lossless}"))
+    trusts = [_norm(t) for t in qos.get("trust_modes") or []]
+    if settings.trust not in trusts:
+        reasons.append(Reason(Outcome.FAIL, f"trust {','.join(trusts) or 'not reported'}, expected "
+                                            f"{settings.trust}"))
+    mapped = (qos.get("dscp_to_priority") or {}).get(str(settings.dscp))
+    if settings.trust == "dscp" and mapped != lossless:
+        where = f"switch priority {mapped}" if mapped is not None else "no switch priority"
+        reasons.append(Reason(Outcome.FAIL, f"DSCP {settings.dscp} maps to {where}, expected {lossless}"))
     return Verdict.of(reasons)
 
 
@@ -657,6 +1023,7 @@ __all__ = [
     "Outcome",
     "Profile",
     "Reason",
+    "RoceSettings",
     "Verdict",
     "as_dict",
     "bandwidth_reasons",
@@ -664,7 +1031,15 @@ __all__ = [
     "dom_reasons",
     "error_verdict",
     "evaluate_bandwidth",
+    "ethernet_speed_gbps",
     "evaluate_link",
+    "evaluate_lossless",
+    "evaluate_switch_lossless",
+    "has_dom_readings",
+    "module_from_ethtool",
+    "kept_port_counters",
+    "port_counter_reasons",
+    "raw_ber_limits",
     "evaluate_nccl",
     "evaluate_versions",
     "fmt_bytes",

@@ -8,8 +8,16 @@ from core.filters import FilterSet, IdFilter, IntegerFilter
 from inventory.choices import Network
 from inventory.models import Port
 
+from . import selectors
 from .choices import CheckKind, ResultStatus, RunnerKind, Verdict
+from .criteria import fmt_sci
 from .models import CheckResult, CheckRun
+
+
+def ber_bucket_choices() -> list[tuple[str, str]]:
+    """The effective-BER buckets a run page's chart links to: below the floor, each decade, no reading."""
+    decades = [(str(k), f"{fmt_sci(10.0**k)} to {fmt_sci(10.0 ** (k + 1))}") for k in selectors.BER_DECADES]
+    return [(selectors.BER_BELOW, f"< {fmt_sci(selectors.BER_FLOOR)}"), *decades, (selectors.BER_NONE, "no reading")]
 
 
 class CheckRunFilterSet(FilterSet):
@@ -35,14 +43,18 @@ class CheckResultFilterSet(FilterSet):
     device = django_filters.CharFilter(method="filter_device", label="Device (either end)")
     port = IdFilter(method="filter_port", label="Port id (either end)")
     cable = IdFilter(field_name="cable_id", label="Cable id")
+    ber = django_filters.ChoiceFilter(choices=ber_bucket_choices, method="filter_ber", label="Effective BER")
+    pair = django_filters.CharFilter(method="filter_pair", max_length=200, label="Node pair (a~b)")
 
     class Meta:
         model = CheckResult
         fields = ["project", "run", "kind", "verdict", "status", "network", "plane", "rack", "device", "port",
-                  "cable"]
+                  "cable", "ber", "pair"]
 
-    # The fields the results table of a run page offers (the run and project are the page's own).
+    # The fields the results table of a run page offers (the run and project are the page's own); a chart's
+    # bar or cell links to the table filtered by `ber` or `pair`, and the page shows those when set.
     PAGE_FIELDS = ("verdict", "network", "plane", "rack", "device")
+    CHART_FIELDS = ("ber", "pair")
 
     def filter_plane(self, queryset, name, value):
         """A physical port carries the planes of its lanes: match the port's own plane or a lane's, through
@@ -55,6 +67,18 @@ class CheckResultFilterSet(FilterSet):
 
     def filter_device(self, queryset, name, value):
         return queryset.filter(Q(device__name=value) | Q(peer_device__name=value))
+
+    def filter_ber(self, queryset, name, value: str):
+        """Link-health results whose effective BER falls in the bucket (as the run page's chart counts them)."""
+        return selectors.with_effective_ber(queryset).filter(selectors.ber_bucket_filter(value))
+
+    def filter_pair(self, queryset, name, value: str):
+        """The result of a node pair, measured either way round ("gpu-001~gpu-002"); nothing for text that
+        names no pair."""
+        a, sep, b = value.partition("~")
+        if not (sep and a and b):
+            return queryset.none()
+        return queryset.filter(Q(device__name=a, peer_device__name=b) | Q(device__name=b, peer_device__name=a))
 
     def filter_port(self, queryset, name, value):
         return queryset.filter(Q(port_id=value) | Q(peer_port_id=value))

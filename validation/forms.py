@@ -41,7 +41,7 @@ class AcceptanceProfileForm(forms.ModelForm):
 
     class Meta:
         model = AcceptanceProfile
-        fields = AcceptanceProfile.THRESHOLD_FIELDS
+        fields = [*AcceptanceProfile.THRESHOLD_FIELDS, "roce"]
         labels = {
             "effective_ber_warn": "Effective BER: warn above",
             "effective_ber_fail": "Effective BER: fail above",
@@ -58,8 +58,12 @@ class AcceptanceProfileForm(forms.ModelForm):
             "nccl_busbw_fail_gbs": "NCCL bus bandwidth: fail below (GB/s)",
             "matrix_outlier_fraction": "Bandwidth matrix: flag pairs below this share of the median",
             "pinned_versions": "Pinned versions (JSON)",
+            "roce": "RoCE settings (JSON)",
         }
-        widgets = {"pinned_versions": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"})}
+        widgets = {
+            "pinned_versions": forms.Textarea(attrs={"rows": 4, "spellcheck": "false"}),
+            "roce": forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -69,6 +73,7 @@ class AcceptanceProfileForm(forms.ModelForm):
                 field.widget = forms.TextInput(attrs={"inputmode": "decimal"})
 
     def service_fields(self) -> dict:
-        fields = {name: self.cleaned_data[name] for name in AcceptanceProfile.THRESHOLD_FIELDS}
+        fields = {name: self.cleaned_data[name] for name in self.Meta.fields}
         fields["pinned_versions"] = fields["pinned_versions"] or {}  # an emptied box means "none pinned"
+        fields["roce"] = fields["roce"] or {}  # an emptied box means "the defaults"
         return fields

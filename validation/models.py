@@ -13,8 +13,11 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
-from django.db.models import Count, F, Q
+from django.db import NotSupportedError, models
+from django.db.models import Case, Count, F, FloatField, IntegerField, Q, Value, When
+from django.db.models.constants import LOOKUP_SEP
+from django.db.models.fields.json import KeyTransform, compile_json_path
+from django.db.models.functions import Coalesce
 from simple_history.models import HistoricalRecords
 
 from cabling.models import Cable
@@ -29,6 +32,59 @@ from .choices import CheckKind, LinkChange, LinkState, ResultStatus, RunnerKind,
 _DEFAULTS = criteria.Profile()
 _FRACTION = [MinValueValidator(0.0), MaxValueValidator(1.0)]
 _POSITIVE = [MinValueValidator(0.0)]
+# A result's place in a worst-first list (fail, error, warn, pass, not measured yet) and a matrix pair's
+# slowest rail (-1 for none, so a pair without a figure comes before any with one, as NULLS FIRST would,
+# on SQLite and PostgreSQL alike). Defined once: the index that serves the matrix's worst-first page
+# (checkresult_worst_pairs_idx) must hold the very expressions the page orders by, or PostgreSQL sorts.
+SEVERITY_RANK = Case(
+    When(verdict=Verdict.FAIL, then=Value(0)),
+    When(verdict=Verdict.ERROR, then=Value(1)),
+    When(verdict=Verdict.WARN, then=Value(2)),
+    When(verdict=Verdict.PASS, then=Value(3)),
+    default=Value(4),
+    output_field=IntegerField(),
+)
+
+
+class JSONNumber(models.Func):
+    """The JSON value at a path of a JSON field (`JSONNumber("metrics__min_gbps")`) as a float when it is a
+    JSON number, NULL when it is anything else (text such as "n/a", null, a list, missing).
+
+    Why not Cast(KT(...), FloatField()): PostgreSQL refuses to cast the text "n/a" (a DataError, on every
+    read that compares it, and on every write of a row an expression index holds it in), and SQLite casts
+    it to 0.0 silently. The type is asked first, so only numbers are cast: jsonb_typeof on PostgreSQL (an
+    immutable function, so the expression can be indexed), json_type on SQLite."""
+
+    output_field = FloatField()
+
+    def __init__(self, path: str, **extra):
+        field, *keys = path.split(LOOKUP_SEP)
+        if not keys:
+            raise ValueError("JSONNumber needs a key inside the field: 'metrics__min_gbps'.")
+        value = F(field)
+        for key in keys:
+            value = KeyTransform(key, value)
+        super().__init__(value, **extra)
+
+    def as_sql(self, compiler, connection, **extra_context):
+        raise NotSupportedError(f"JSONNumber is written for PostgreSQL and SQLite, not {connection.vendor}.")
+
+    def as_postgresql(self, compiler, connection, **extra_context):
+        json, params = compiler.compile(self.source_expressions[0])  # jsonb: metrics -> 'min_gbps'
+        sql = f"(CASE WHEN jsonb_typeof({json}) = 'number' THEN ({json})::double precision ELSE NULL END)"
+        return sql, (*params, *params)
+
+    def as_sqlite(self, compiler, connection, **extra_context):
+        document, params, keys = self.source_expressions[0].preprocess_lhs(compiler, connection)
+        path = compile_json_path(keys)
+        sql = (f"(CASE WHEN JSON_TYPE({document}, %s) IN ('integer', 'real') "
+               f"THEN CAST(JSON_EXTRACT({document}, %s) AS REAL) ELSE NULL END)")
+        return sql, (*params, path, *params, path)
+
+
+SLOWEST_GBPS = JSONNumber("metrics__min_gbps")  # a text figure ("n/a") is no figure: NULL, never an error
+SLOWEST_GBPS_OR_NONE = Coalesce(SLOWEST_GBPS, Value(-1.0), output_field=FloatField())
+
 # Results outlive what they measured: a swapped optic or a removed device keeps its history.
 _OPTIONAL = dict(on_delete=models.SET_NULL, null=True, blank=True)
 
@@ -84,6 +140,12 @@ class AcceptanceProfile(models.Model):
         help_text='Versions every node must run, e.g. {"gpu_driver": "580.65.06"}. '
         "Empty: each node is compared with the majority of the run.",
     )
+    roce = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="RoCE settings that differ from the defaults (PFC priority 3, DSCP 26, trust dscp, ECN on, "
+        'GID index 3, traffic class 106), e.g. {"pfc_priority": 5, "dscp": 24}.',
+    )
     updated_at = models.DateTimeField(auto_now=True)
 
     history = HistoricalRecords()
@@ -114,8 +176,26 @@ class AcceptanceProfile(models.Model):
             isinstance(k, str) and isinstance(v, str) for k, v in self.pinned_versions.items()
         ):
             errors["pinned_versions"] = "Give an object of name: version strings."
+        roce_error = self._roce_error()
+        if roce_error:
+            errors["roce"] = roce_error
         if errors:
             raise ValidationError(errors)
+
+    def _roce_error(self) -> str:
+        """Why the RoCE overrides cannot be used ('' when they can): refused here, never when a run reads them."""
+        if not isinstance(self.roce, dict):
+            return 'Give an object of RoCE settings, e.g. {"pfc_priority": 3}.'
+        try:
+            criteria.RoceSettings.from_dict(self.roce)
+        except ValueError as exc:
+            return str(exc)
+        return ""
+
+    def roce_shown(self) -> dict:
+        """The RoCE settings runs use (defaults with the overrides), or the stored overrides as they are when
+        they cannot be used (a page shows what is wrong rather than failing)."""
+        return criteria.RoceSettings.from_dict(self.roce).as_dict() if not self._roce_error() else self.roce
 
     def as_criteria(self) -> criteria.Profile:
         return criteria.Profile(**{name: getattr(self, name) for name in self.THRESHOLD_FIELDS})
@@ -142,6 +222,26 @@ class CheckRun(Job):
         related_name="reruns",
         help_text="The run whose failed targets this run repeats.",
     )
+    # The run's figures as it finished, so that a finished run's pages read them instead of counting its
+    # results (half a million for a 1,024-node matrix): written by services.progress.check_run_summary_store
+    # when the run closes, valid while summarised_at is set. A result recorded after that (a target still
+    # running when the run was cancelled) clears summarised_at in the same UPDATE that counts it, and the
+    # pages count live again. Running runs are always counted live.
+    summarised_at = models.DateTimeField(null=True, blank=True, help_text="When the figures below were stored.")
+    summary_results = models.PositiveIntegerField(null=True, blank=True, help_text="Results of the run.")
+    summary_passed = models.PositiveIntegerField(null=True, blank=True)
+    summary_warned = models.PositiveIntegerField(null=True, blank=True)
+    summary_failed = models.PositiveIntegerField(null=True, blank=True)
+    summary_errored = models.PositiveIntegerField(null=True, blank=True)
+    summary_figure_lo = models.FloatField(
+        null=True, blank=True, help_text="A matrix run's slowest pair's slowest rail (Gb/s): the scale's low end."
+    )
+    summary_figure_hi = models.FloatField(
+        null=True, blank=True, help_text="A matrix run's fastest pair's slowest rail (Gb/s): the scale's high end."
+    )
+
+    SUMMARY_COUNTS = {"passed": "summary_passed", "warned": "summary_warned", "failed": "summary_failed",
+                      "errored": "summary_errored"}
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -155,8 +255,15 @@ class CheckRun(Job):
     def __str__(self) -> str:
         return f"{self.project.code} {self.get_kind_display()} #{self.pk}"
 
+    @property
+    def has_summary(self) -> bool:
+        return self.summarised_at is not None
+
     def status_figures(self) -> dict:
-        """The verdict counts so far, which the run pages show beside the progress bar (one query)."""
+        """The verdict counts so far, which the run pages show beside the progress bar: the stored ones of
+        a finished run, else one query."""
+        if self.has_summary:
+            return {name: getattr(self, field) for name, field in self.SUMMARY_COUNTS.items()}
         return self.results.aggregate(
             passed=Count("id", filter=Q(verdict=Verdict.PASS)),
             warned=Count("id", filter=Q(verdict=Verdict.WARN)),
@@ -192,6 +299,10 @@ class CheckResult(models.Model):
     reasons = models.JSONField(default=list, blank=True, help_text='[{"level": "fail", "text": "..."}]')
     attempt = models.PositiveSmallIntegerField(default=0, help_text="How many times the target was executed.")
     started_at = models.DateTimeField(null=True, blank=True)
+    # A chunk of targets is claimed at once and run one after another, so each row of it holds the whole
+    # chunk's lease (every command of every target at its full timeout, plus the margin), counted from
+    # started_at. Empty on rows claimed before chunks: their lease is their own (services.leases).
+    lease_s = models.FloatField(null=True, blank=True, help_text="Seconds from started_at the claim holds it.")
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -202,6 +313,9 @@ class CheckResult(models.Model):
         indexes = [
             models.Index(fields=["run", "status", "round"], name="checkresult_run_status_idx"),
             models.Index(fields=["port", "-finished_at"], name="checkresult_port_history_idx"),
+            # A matrix run's results worst first (selectors.worst_pairs_first): its first page is the
+            # start of this index, not a sort of every pair.
+            models.Index(F("run"), SEVERITY_RANK, SLOWEST_GBPS_OR_NONE, F("id"), name="checkresult_worst_pairs_idx"),
         ]
 
     def __str__(self) -> str:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from django.urls import reverse
+
 from . import charts, criteria, selectors
 from .choices import CheckKind
 from .kinds import kind_of
@@ -57,23 +59,54 @@ def floor_thresholds(fail: float | None, warn: float | None) -> list[charts.Thre
 # A run's charts
 
 
+def _bucket_level(bucket: str, profile: AcceptanceProfile) -> str:
+    """The level a decade's ports reach at least (its lower bound against the profile's BER levels)."""
+    if bucket in (selectors.BER_BELOW, selectors.BER_NONE):
+        return "pass"
+    return charts.ber_level(10.0 ** int(bucket), warn=profile.effective_ber_warn, fail=profile.effective_ber_fail)
+
+
+def _decades_drawn(ber: selectors.BerDecades, profile: AcceptanceProfile) -> list[int]:
+    """From the floor's decade to the highest of a measured port and the profile's levels: a chart whose
+    axis does not move between runs of one project unless a port is worse than the levels."""
+    levels = [charts.ber_decade(v) for v in (profile.effective_ber_warn, profile.effective_ber_fail) if v > 0]
+    measured = [int(b) for b in ber.counts if b not in (selectors.BER_BELOW, selectors.BER_NONE)]
+    top = min(max([*measured, *levels, selectors.BER_DECADES[0]]), selectors.BER_DECADES[-1])
+    return list(range(selectors.BER_DECADES[0], top + 1))
+
+
 def ber_per_port(user, run: CheckRun, profile: AcceptanceProfile) -> dict:
-    ports = selectors.run_port_ber(user=user, run=run)
-    if not ports:
+    """The BER chart of a link-health run: ports per effective-BER decade (not a bar per port), the ports
+    that counted no errors in one bucket "< 1e-20", each bar linking to the results in its bucket; the
+    table beside it prints the same counts. (The name is the kind's declaration, kept.)"""
+    ber = selectors.run_ber_decades(user=user, run=run)
+    if not ber.total:
         return {}
-    svg = charts.ber_svg(
-        [(p.label, p.effective_ber) for p in ports],
-        warn=profile.effective_ber_warn,
-        fail=profile.effective_ber_fail,
-        title=f"Effective BER per port, run #{run.pk}",
+    decades = _decades_drawn(ber, profile)
+    buckets = [selectors.BER_BELOW, *map(str, decades)]
+    labels = charts.ber_decade_labels(decades)
+    warn, fail = profile.effective_ber_warn, profile.effective_ber_fail
+    svg = charts.ber_decades_svg(
+        decades,
+        charts.DecadeSeries("effective BER", ber.count(selectors.BER_BELOW), [ber.count(str(k)) for k in decades]),
+        hrefs=[f"?ber={bucket}#results" for bucket in buckets],
+        levels=[_bucket_level(bucket, profile) for bucket in buckets],
+        thresholds=[charts.Threshold(warn, "warn", f"warn {criteria.fmt_sci(warn)}"),
+                    charts.Threshold(fail, "fail", f"fail {criteria.fmt_sci(fail)}")],
+        title=f"Ports per effective BER decade, run #{run.pk}",
     )
     rows = [
-        {"result_id": p.result_id, "label": p.label, "effective": display(p.effective_ber),
-         "symbol": display(p.symbol_ber), "raw": display(p.raw_ber)}
-        for p in ports
+        {"bucket": bucket, "label": label if bucket == selectors.BER_BELOW else f"{label} to "
+         f"{criteria.fmt_sci(10.0 ** (int(bucket) + 1))}", "count": ber.count(bucket),
+         "level": _bucket_level(bucket, profile)}
+        for bucket, label in zip(buckets, labels, strict=True)
+        if ber.count(bucket)
     ]
-    levels = {"warn": display(profile.effective_ber_warn), "fail": display(profile.effective_ber_fail)}
-    return {"ber_chart": svg, "ber_rows": rows, "ber_levels": levels}
+    if ber.count(selectors.BER_NONE):
+        rows.append({"bucket": selectors.BER_NONE, "label": "no reading", "count": ber.count(selectors.BER_NONE),
+                     "level": "error"})
+    levels = {"warn": display(warn), "fail": display(fail), "floor": display(selectors.BER_FLOOR)}
+    return {"ber_chart": svg, "ber_rows": rows, "ber_levels": levels, "ber_total": ber.total}
 
 
 def bandwidth_histogram(user, run: CheckRun, profile: AcceptanceProfile) -> dict:
@@ -90,7 +123,14 @@ def bandwidth_histogram(user, run: CheckRun, profile: AcceptanceProfile) -> dict
     return {"histogram_chart": svg, "histogram_bins": [b for b in bins if b.count], "bandwidth": figures}
 
 
+MATRIX_SVG_MAX_PAIRS = 1_200  # about 49 nodes: beyond, the heat map is an image (an SVG mark per pair is too much)
+
+
 def matrix_heatmap(user, run: CheckRun, profile: AcceptanceProfile) -> dict:
+    """A small matrix: an SVG cell per pair (each linking to its result) and every pair in a table, with
+    what makes a pair suspect (uneven rails, asymmetric directions). A large one: matrix_image."""
+    if run.progress_total > MATRIX_SVG_MAX_PAIRS:
+        return matrix_image(user, run, profile)
     matrix = selectors.bandwidth_matrix_figures(user=user, run=run, profile=profile)
     if not matrix.pairs:
         return {}
@@ -98,9 +138,41 @@ def matrix_heatmap(user, run: CheckRun, profile: AcceptanceProfile) -> dict:
         matrix.nodes,
         {(p.a, p.b): p.min_gbps for p in matrix.pairs},
         flags={(p.a, p.b): p.level for p in matrix.pairs if p.level != "pass"},
+        links={(p.a, p.b): reverse("validation:result-detail", args=[run.project.code, p.result_id])
+               for p in matrix.pairs},
         title=f"Bandwidth matrix, slowest rail per node pair, run #{run.pk}",
     )
     return {"matrix_chart": svg, "matrix": matrix}
+
+
+def matrix_image(user, run: CheckRun, profile: AcceptanceProfile) -> dict:
+    """A large matrix: the page shows the heat map as an image drawn by its own view (run-matrix-image) and
+    its colour scale as HTML (one aggregate query); the node names come from their own view when the page's
+    script starts, and the worst pairs are the first page of the results (worst_pairs_first): no query of
+    the page reads every pair's metrics into Python."""
+    scale = selectors.matrix_scale(user=user, run=run)
+    if scale.lo_gbps is None:
+        return {}
+    steps = charts.heat_steps(scale.lo_gbps, scale.hi_gbps)
+    code = run.project.code
+    return {
+        "matrix_image": {
+            "url": reverse("validation:run-matrix-image", args=[code, run.pk]),
+            "nodes_url": reverse("validation:run-matrix-nodes", args=[code, run.pk]),
+            "pairs": run.progress_total,
+            "lo": display(scale.lo_gbps),
+            "hi": display(scale.hi_gbps),
+            "ramp": f"linear-gradient(to right, {', '.join(steps)})",
+            "colours": {"fail": charts.FAIL_COLOUR, "warn": charts.WARN_COLOUR, "missing": charts.MISSING_COLOUR},
+        },
+    }
+
+
+def matrix_png(*, user, run: CheckRun) -> bytes:
+    """The large matrix's image (the view's body)."""
+    cells = selectors.matrix_cells(user=user, run=run)
+    png, _, _ = charts.matrix_png(len(cells.nodes), cells.rows, cells.cols, cells.values, cells.levels)
+    return png
 
 
 def nccl_svg(curve: selectors.NcclCurve, profile: AcceptanceProfile) -> str:

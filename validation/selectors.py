@@ -4,32 +4,74 @@ the joins a page needs so its query count does not grow with the number of runs 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import statistics
+from array import array
 from dataclasses import dataclass
 
-from django.db.models import Case, Count, IntegerField, OuterRef, Prefetch, Q, QuerySet, Subquery, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    F,
+    IntegerField,
+    Max,
+    Min,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from cabling.models import Cable, CableEnd
 from delivery.access import scope_to_user, visible_projects
 from delivery.models import Project
-from inventory.models import Port
+from inventory.models import Device, Port
 
 from . import criteria
 from .choices import EXECUTING_RUNNERS, CheckKind, ResultStatus, Verdict
 from .kinds import STARTABLE_CHECK_KINDS
-from .models import AcceptanceProfile, CheckResult, CheckRun
+from .models import (
+    SEVERITY_RANK,
+    SLOWEST_GBPS,
+    SLOWEST_GBPS_OR_NONE,
+    AcceptanceProfile,
+    CheckResult,
+    CheckRun,
+    JSONNumber,
+)
+
+_COUNTED = {"passed": Verdict.PASS, "warned": Verdict.WARN, "failed": Verdict.FAIL, "errored": Verdict.ERROR}
+
+
+def _stored_or_live_count(name: str, verdict: str):
+    """A finished run's stored count (CheckRun.summary_*), else its results of `verdict` counted by a
+    subquery that the database runs only for a run without stored figures (a CASE evaluates the branch
+    it takes): a finished run's page or list row never counts its results."""
+    live = (
+        CheckResult.objects.filter(run=OuterRef("pk"), verdict=verdict)
+        .order_by()
+        .values("run")
+        .annotate(n=Count("id"))
+        .values("n")
+    )
+    return Case(
+        When(summarised_at__isnull=False, then=F(CheckRun.SUMMARY_COUNTS[name])),
+        default=Coalesce(Subquery(live, output_field=IntegerField()), Value(0)),
+        output_field=IntegerField(),
+    )
 
 
 def with_verdict_counts(runs: QuerySet[CheckRun]) -> QuerySet[CheckRun]:
-    """Annotate passed / warned / failed / errored counts for progress bars and badges."""
-    return runs.annotate(
-        passed=Count("results", filter=Q(results__verdict=Verdict.PASS)),
-        warned=Count("results", filter=Q(results__verdict=Verdict.WARN)),
-        failed=Count("results", filter=Q(results__verdict=Verdict.FAIL)),
-        errored=Count("results", filter=Q(results__verdict=Verdict.ERROR)),
-    )
+    """Annotate passed / warned / failed / errored counts for progress bars and badges: stored for a
+    finished run, counted for one still running."""
+    return runs.annotate(**{name: _stored_or_live_count(name, verdict) for name, verdict in _COUNTED.items()})
 
 
 def check_run_list(*, user, project: Project | None = None, kind: str | None = None) -> QuerySet[CheckRun]:
@@ -188,19 +230,9 @@ def check_result_list_visible(*, user, project: Project | None = None) -> QueryS
     )
 
 
-_SEVERITY = Case(
-    When(verdict=Verdict.FAIL, then=Value(0)),
-    When(verdict=Verdict.ERROR, then=Value(1)),
-    When(verdict=Verdict.WARN, then=Value(2)),
-    When(verdict=Verdict.PASS, then=Value(3)),
-    default=Value(4),  # not measured yet
-    output_field=IntegerField(),
-)
-
-
 def worst_first(results: QuerySet[CheckResult]) -> QuerySet[CheckResult]:
     """Failures, then errors, warnings, passes and targets still pending; in run order within each."""
-    return results.alias(severity=_SEVERITY).order_by("severity", "round", "id")
+    return results.alias(severity=SEVERITY_RANK).order_by("severity", "round", "id")
 
 
 def check_result_raw(*, user, project: Project, pk: int) -> CheckResult:
@@ -232,34 +264,6 @@ def result_label(result: CheckResult) -> str:
     if result.device_id and result.port_id:
         return f"{result.device.name}:{result.port.name}"
     return result.target_key
-
-
-@dataclass(frozen=True)
-class PortBer:
-    result_id: int
-    label: str
-    verdict: str
-    effective_ber: float | None
-    symbol_ber: float | None
-    raw_ber: float | None
-
-
-def run_port_ber(*, user, run: CheckRun) -> list[PortBer]:
-    """Each port's BERs from a link-health run, in node and port order."""
-    rows = []
-    for result in _chart_results(user, run):
-        counters = (result.metrics or {}).get("counters") or {}
-        rows.append(
-            PortBer(
-                result_id=result.pk,
-                label=result_label(result),
-                verdict=result.verdict,
-                effective_ber=_number(counters.get("effective_ber")),
-                symbol_ber=_number(counters.get("symbol_ber")),
-                raw_ber=_number(counters.get("raw_ber")),
-            )
-        )
-    return rows
 
 
 @dataclass(frozen=True)
@@ -551,3 +555,167 @@ def link_readings(results) -> list[LinkReading]:
             )
         )
     return list(reversed(readings))
+
+
+# -- run pages at scale (issue 11): figures aggregated on the server, a constant number of queries -------
+
+BER_FLOOR = 1e-20  # below it a BER counts no errors (mlxlink prints 1.5e-254): one bucket, "< 1e-20"
+BER_DECADES = tuple(range(-20, 0))  # the decades a page draws: [1e-20, 1e-19) ... [0.1, 1]; a BER is at most 1
+BER_BELOW, BER_NONE = "below", "none"  # the buckets that are no decade: below the floor, no reading
+
+
+def ber_bucket(value: float | None) -> str:
+    """The bucket a port's effective BER falls in, as the results filter names it: "below", "none" or the
+    decade k (10^k <= value < 10^(k+1), as text), the last decade holding everything from 0.1 up. Decided by
+    comparing with powers of ten, exactly as the filter's SQL does, so a bar's count is its filter's rows."""
+    if value is None:
+        return BER_NONE
+    if value < BER_FLOOR:
+        return BER_BELOW
+    for k in reversed(BER_DECADES):
+        if value >= 10.0**k:
+            return str(k)
+    return str(BER_DECADES[0])  # not reached: the floor is 10^BER_DECADES[0]
+
+
+# The effective BER as the database reads it: a number, or NULL for no reading (the key missing, JSON null, or
+# text such as "N/A": a number's place only holds a number, so text never reaches a cast, see JSONNumber).
+EFFECTIVE_BER = JSONNumber("metrics__counters__effective_ber")
+
+
+def ber_bucket_filter(bucket: str) -> Q:
+    """The condition on the annotation `effective_ber_value` (see with_effective_ber) for one bucket: the
+    rows run_ber_decades counts in it (a result not measured yet is in no bucket)."""
+    if bucket == BER_NONE:
+        return Q(effective_ber_value__isnull=True) & ~Q(status=ResultStatus.PENDING)
+    if bucket == BER_BELOW:
+        return Q(effective_ber_value__lt=BER_FLOOR)
+    k = int(bucket)
+    condition = Q(effective_ber_value__gte=10.0**k)
+    return condition if k == BER_DECADES[-1] else condition & Q(effective_ber_value__lt=10.0 ** (k + 1))
+
+
+def with_effective_ber(results: QuerySet[CheckResult]) -> QuerySet[CheckResult]:
+    """The effective BER of a link-health result as a number the database compares, NULL when there is no
+    number (mlxlink's parser stores a number or null; an upload or an older row may hold text)."""
+    return results.alias(effective_ber_value=EFFECTIVE_BER)
+
+
+@dataclass(frozen=True)
+class BerDecades:
+    """How many measured ports of a run fall in each BER bucket (ber_bucket's names)."""
+
+    counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def count(self, bucket: str) -> int:
+        return self.counts.get(bucket, 0)
+
+
+def run_ber_decades(*, user, run: CheckRun) -> BerDecades:
+    """Ports per effective-BER bucket of a link-health run: one query reading one number per result (the
+    database extracts it from the metrics), whatever the run's size."""
+    results = scope_to_user(run.results.exclude(status=ResultStatus.PENDING), user, "run__project")
+    counts: dict[str, int] = {}
+    for value in results.order_by().values_list(EFFECTIVE_BER, flat=True):
+        bucket = ber_bucket(value)  # the number the filter compares: text is "none" in both
+        counts[bucket] = counts.get(bucket, 0) + 1
+    return BerDecades(counts)
+
+
+def check_run_get(*, user, project: Project, pk: int) -> CheckRun:
+    """One run of the project without its counts or log (for an image or a text file), or 404."""
+    runs = scope_to_user(CheckRun.objects.filter(project=project), user)
+    return get_object_or_404(runs.defer("log", "options"), pk=pk)
+
+
+def check_run_log(*, user, project: Project, pk: int) -> CheckRun:
+    runs = scope_to_user(CheckRun.objects.filter(project=project), user)
+    return get_object_or_404(runs.only("id", "project_id", "log"), pk=pk)
+
+
+def _matrix_pairs(user, run: CheckRun) -> QuerySet[CheckResult]:
+    results = scope_to_user(run.results.all(), user, "run__project")
+    return results.filter(device__isnull=False, peer_device__isnull=False).order_by()
+
+
+def _matrix_devices(user, run: CheckRun) -> list[tuple[int, str]]:
+    """(id, name) of the nodes a matrix run paired, in natural order of their names (the heat map's rows and
+    columns): a UNION of the devices on either side of a pair (see report_selectors.matrix_nodes for why
+    not an OR), then their names."""
+    pairs = _matrix_pairs(user, run)
+    ids = [row["device_id"] for row in pairs.values("device_id").union(pairs.values("peer_device_id"))]
+    devices = Device.objects.filter(pk__in=ids).values_list("pk", "name")
+    return sorted(devices, key=lambda device: _natural_key(device[1]))
+
+
+def matrix_nodes(*, user, run: CheckRun) -> list[str]:
+    return [name for _, name in _matrix_devices(user, run)]
+
+
+@dataclass(frozen=True)
+class MatrixScale:
+    lo_gbps: float | None
+    hi_gbps: float | None
+
+
+def matrix_scale(*, user, run: CheckRun) -> MatrixScale:
+    """The slowest and the fastest pair's slowest rail: the heat map's colour scale. A finished run's are
+    stored on it (no query; `run` was read scoped to the user); a running run's are one aggregate."""
+    if run.has_summary:
+        return MatrixScale(lo_gbps=run.summary_figure_lo, hi_gbps=run.summary_figure_hi)
+    figures = _matrix_pairs(user, run).aggregate(lo=Min(SLOWEST_GBPS), hi=Max(SLOWEST_GBPS))
+    return MatrixScale(lo_gbps=figures["lo"], hi_gbps=figures["hi"])
+
+
+def worst_pairs_first(results: QuerySet[CheckResult]) -> QuerySet[CheckResult]:
+    """A matrix run's results with the worst pairs first: failures, errors, warnings, then the slowest
+    slowest-rail (a pair without a figure before any with one), so the first page of the results lists
+    the pairs to look at. The order is the index checkresult_worst_pairs_idx's (the same expressions, from
+    models), so a page is read from the index instead of sorting every pair."""
+    return results.alias(severity=SEVERITY_RANK, slowest=SLOWEST_GBPS_OR_NONE).order_by("severity", "slowest", "id")
+
+
+@dataclass(frozen=True)
+class MatrixCells:
+    """Every measured pair of a matrix run as indexes into `nodes`, its slowest rail (NaN: none) and its
+    level (0 pass, 1 warn, 2 fail: charts.LEVEL_CODES), in compact arrays (half a million pairs at 1,024
+    nodes: a few MB, not a list of objects)."""
+
+    nodes: list[str]
+    rows: array
+    cols: array
+    values: array
+    levels: bytearray
+
+
+_LEVEL_OF_VERDICT = {Verdict.WARN: 1, Verdict.FAIL: 2, Verdict.ERROR: 2}
+
+
+def node_indexes(count: int) -> array:
+    """An empty array for indexes into `count` nodes: two bytes each while they fit (65,535), else four (an
+    index past it would raise OverflowError in a two-byte array)."""
+    return array("H" if count <= 2**16 else "I")
+
+
+def matrix_cells(*, user, run: CheckRun) -> MatrixCells:
+    """The matrix image's figures: the nodes (one query), then every pair streamed with its figure as the
+    JSON's text (decoding the JSON of half a million results in Python would take most of the time)."""
+    devices = _matrix_devices(user, run)
+    device_index = {pk: index for index, (pk, _) in enumerate(devices)}
+    nodes = [name for _, name in devices]
+    rows, cols, values, levels = node_indexes(len(nodes)), node_indexes(len(nodes)), array("d"), bytearray()
+    pairs = _matrix_pairs(user, run).values_list("device_id", "peer_device_id", KT("metrics__min_gbps"), "verdict")
+    for device_id, peer_id, figure, verdict in pairs.iterator(chunk_size=10_000):
+        a, b = device_index.get(device_id), device_index.get(peer_id)
+        if a is None or b is None:
+            continue
+        value = _number(figure)
+        rows.append(a)
+        cols.append(b)
+        values.append(math.nan if value is None else value)
+        levels.append(_LEVEL_OF_VERDICT.get(verdict, 0))
+    return MatrixCells(nodes=nodes, rows=rows, cols=cols, values=values, levels=levels)

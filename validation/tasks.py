@@ -1,11 +1,13 @@
 """Celery tasks of the validation engine. Thin: they take ids, call services and own the retries.
 
-check_run_dispatch hands out a run's current round of targets (all of them for kinds without rounds);
-check_target runs one target; check_runs_sweep (on Celery beat) picks up runs that stopped moving. All
-are safe to run twice: a target is claimed once (a running one stays its worker's until its lease ends),
-a finished one is never redone, and the dispatcher decides under a lock on the run row. Eagerly (no
-broker) the dispatcher itself walks the rounds, because each target has already run by the time
-`.delay()` returns; with a worker, the target that finishes a round asks for the next one.
+check_run_dispatch hands out a run's current round of targets (all of them for kinds without rounds) in
+chunks; check_chunk claims a chunk's targets at once, runs them one after another and records their
+outcomes at once; check_target is a chunk of one (a message sent before chunks, or a test's);
+check_runs_sweep (on Celery beat) picks up runs that stopped moving. All are safe to run twice: a target
+is claimed once (a running one stays its claim's until its lease ends), a finished one is never redone,
+and the dispatcher decides under a lock on the run row. Eagerly (no broker) the dispatcher itself walks
+the rounds, because each chunk has already run by the time `.delay()` returns; with a worker, the chunk
+that finishes a round asks for the next one.
 """
 
 from __future__ import annotations
@@ -61,63 +63,108 @@ def with_db_retry(call, /, **kwargs):
     raise AssertionError("unreachable")
 
 
-def _retry_later(task, result, exc: Exception) -> None:
-    """Hand the target back and retry with exponential backoff through Celery. Eagerly there is no queue
-    to wait in, and Celery would propagate its Retry signal to the caller, so the next attempt simply
-    runs now (as Celery's own eager retry does, ignoring the countdown)."""
-    delay = 0.0 if task.request.is_eager else backoff_seconds(result.attempt - 1)
-    with_db_retry(
-        services.check_run_log,
-        run_id=result.run_id,
-        line=f"{result.target_key}: {exc}; retry {result.attempt} of {services.max_attempts() - 1} in {delay:.0f} s",
-    )
-    with_db_retry(services.check_target_release, result=result)
-    if task.request.is_eager:
-        task.apply(args=(result.pk,), retries=task.request.retries + 1)
-        return
-    raise task.retry(exc=exc, countdown=delay)
+def _retry_later(task, retrying: list[tuple[object, Exception]]) -> None:
+    """Hand the targets back and run them again after an exponential backoff, as one chunk per attempt
+    number (nearly always one). Eagerly there is no queue to wait in, so the next attempt simply runs now
+    (as Celery's own eager retry does, ignoring the countdown)."""
+    eager = task.request.is_eager
+    delays = {result.attempt: 0.0 if eager else backoff_seconds(result.attempt - 1) for result, _ in retrying}
+    lines = [
+        f"{result.target_key}: {exc}; retry {result.attempt} of {services.max_attempts() - 1} "
+        f"in {delays[result.attempt]:.0f} s"
+        for result, exc in retrying
+    ]
+    with_db_retry(services.check_run_log_lines, run_id=retrying[0][0].run_id, lines=lines)
+    with_db_retry(services.check_targets_release, results=[result for result, _ in retrying])
+    for attempt, delay in delays.items():
+        ids = [result.pk for result, _ in retrying if result.attempt == attempt]
+        if eager:
+            check_chunk.apply(args=(ids,))
+        else:
+            check_chunk.apply_async(args=(ids,), countdown=delay)
 
 
 @shared_task(bind=True, ignore_result=True)
 def check_run_dispatch(self, run_id: int) -> None:
-    handed_out: list[int] = []
+    handed_out: list[list[int]] = []
     while True:
-        result_ids = with_db_retry(services.check_run_advance, run_id=run_id)
-        for result_id in result_ids:
-            check_target.delay(result_id)
-        # With a worker, the targets ask for the next round themselves. Eagerly they have all run by now,
+        chunks = with_db_retry(services.check_run_chunks, run_id=run_id)
+        for chunk in chunks:
+            check_chunk.delay(chunk)
+        # With a worker, the chunks ask for the next round themselves. Eagerly they have all run by now,
         # so loop to the next round; the same ids twice means nothing moved, and looping would not help.
-        if not result_ids or not self.request.is_eager or result_ids == handed_out:
+        if not chunks or not self.request.is_eager or chunks == handed_out:
             return
-        handed_out = result_ids
+        handed_out = chunks
 
 
-@shared_task(bind=True, ignore_result=True, max_retries=None)
+@shared_task(bind=True, ignore_result=True)
+def check_chunk(self, result_ids: list[int]) -> None:
+    """Claim the chunk's targets, run each, record them all; then, if that finished the round, ask for
+    the next. If the worker dies midway, nothing of the chunk is recorded: its targets stay running
+    until their lease ends, and are then handed out again (by the dispatcher or the sweeper)."""
+    _claim_run_record(self, result_ids)
+
+
+@shared_task(bind=True, ignore_result=True)
 def check_target(self, result_id: int) -> None:
-    result = with_db_retry(services.check_target_claim, result_id=result_id)
-    if result is None:
-        # Finished already (redelivered), held by another worker, cancelled or given up: this copy has
-        # nothing to run, but it may be the one whose round's end nobody has reported yet.
-        _ask_for_next_round(self, result_id)
-        return
+    """One target alone: a chunk of one (a message sent before chunks, or a test's)."""
+    _claim_run_record(self, [result_id])
+
+
+def _claim_run_record(task, result_ids: list[int]) -> None:
+    claimed = with_db_retry(services.check_chunk_claim, result_ids=result_ids)
+    if claimed:
+        _run_chunk(task, claimed)
+    # A chunk with nothing to run (finished already, held by another, cancelled) may still be the one
+    # whose round's end nobody has reported yet.
+    _ask_for_next_round(task, result_ids[0] if result_ids else None)
+
+
+def _run_chunk(task, claimed: list) -> None:
     try:
-        inputs = with_db_retry(services.check_target_inputs, result=result)
-        measurement = services.check_target_execute(result=result, inputs=inputs)
-    except TransientRunnerError as exc:
-        if result.attempt < services.max_attempts():
-            _retry_later(self, result, exc)
-            return
-        measurement = services.failed_measurement(f"{exc} (gave up after {result.attempt} attempts)")
-    except Exception as exc:  # a bug must not leave the target running forever: record it, then log it
-        logger.exception("check target %s failed", result_id)
-        measurement = services.failed_measurement(f"internal error: {type(exc).__name__}: {exc}")
-    # If even this fails, the target stays running until its lease ends and the sweeper hands it out again.
-    with_db_retry(services.check_target_record, result=result, measurement=measurement)
-    _ask_for_next_round(self, result_id)
+        chunk = with_db_retry(services.check_chunk_inputs, results=claimed)
+    except Exception as exc:  # a bug must not leave the chunk running until its lease ends: record it
+        logger.exception("a check chunk of %s target(s) could not start", len(claimed))
+        failed = services.failed_measurement(f"internal error: {type(exc).__name__}: {exc}")
+        with_db_retry(services.check_chunk_record, outcomes=[(result, failed) for result in claimed])
+        return
+    outcomes, retrying = [], []
+    for result in claimed:
+        try:
+            inputs = with_db_retry(services.target_inputs, result=result, chunk=chunk)
+            measurement = services.check_target_execute(result=result, inputs=inputs)
+        except TransientRunnerError as exc:
+            if result.attempt < services.max_attempts():
+                retrying.append((result, exc))
+                continue
+            measurement = services.failed_measurement(f"{exc} (gave up after {result.attempt} attempts)")
+        except Exception as exc:  # a bug must not leave the target running forever: record it, then log it
+            logger.exception("check target %s failed", result.pk)
+            measurement = services.failed_measurement(f"internal error: {type(exc).__name__}: {exc}")
+        outcomes.append((result, measurement))
+    _record(outcomes)
+    if retrying:
+        _retry_later(task, retrying)
 
 
-def _ask_for_next_round(task, result_id: int) -> None:
-    if task.request.is_eager:
+def _record(outcomes: list) -> None:
+    """Record the chunk's outcomes. A value the database refuses costs only its own target (the service
+    writes the others); should the record fail otherwise (a bug), the chunk's targets are recorded as
+    errors naming it, rather than left running until their lease ends and then taken for a lost worker's.
+    If even that fails, they are handed out again once their lease ends."""
+    try:
+        with_db_retry(services.check_chunk_record, outcomes=outcomes)
+    except OperationalError:
+        raise  # the database stayed unreachable: nothing more can be written now
+    except Exception as exc:
+        logger.exception("a check chunk's %s outcome(s) could not be recorded", len(outcomes))
+        failed = services.failed_measurement(f"internal error while recording: {type(exc).__name__}: {exc}")
+        with_db_retry(services.check_chunk_record, outcomes=[(result, failed) for result, _ in outcomes])
+
+
+def _ask_for_next_round(task, result_id: int | None) -> None:
+    if task.request.is_eager or result_id is None:
         return  # the eager dispatcher walks the rounds itself
     run_id = with_db_retry(services.next_round_due, result_id=result_id)
     if run_id is not None:

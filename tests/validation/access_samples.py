@@ -53,14 +53,26 @@ def _objects(project):
     return run, result, port, upload, window
 
 
+def _matrix_run(project) -> CheckRun:
+    """A finished bandwidth-matrix run (only such a run has a matrix image), with no pairs."""
+    return CheckRun.objects.create(
+        project=project, kind=CheckKind.BANDWIDTH_MATRIX, runner=RunnerKind.SIMULATED, status=JobStatus.DONE,
+        progress_total=0, finished_at=timezone.now(),
+    )
+
+
 def samples(project) -> dict[str, dict]:
     run, result, port, upload, window = _objects(project)
+    matrix_run = _matrix_run(project)
     return {
         # /p/<code>/checks/
         "validation:run-list": {},
         "validation:run-detail": {"pk": run.pk},
         "validation:run-cancel": {"pk": run.pk},
         "validation:run-rerun-failed": {"pk": run.pk},
+        "validation:run-log": {"pk": run.pk},
+        "validation:run-matrix-image": {"pk": matrix_run.pk},
+        "validation:run-matrix-nodes": {"pk": matrix_run.pk},
         "validation:result-detail": {"pk": result.pk},
         "validation:result-raw": {"pk": result.pk},
         "validation:link-history": {"what": "port", "pk": port.pk},

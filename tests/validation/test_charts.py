@@ -157,33 +157,6 @@ def test_nccl_curve_has_a_point_per_size_on_a_log_axis_and_the_profile_line():
     assert len(root.findall(".//{http://www.w3.org/2000/svg}polyline")) == 1
 
 
-# -- BER per port ---------------------------------------------------------------------------------------------
-
-
-def test_ber_bars_reach_their_value_on_a_log_scale_coloured_by_level():
-    ports = [("n1:ib0", 1e-15), ("n1:ib1", 5e-13), ("n1:ib2", 3e-10), ("n1:ib3", None), ("n1:ib4", 1.5e-254)]
-    root = parse(charts.ber_svg(ports, warn=1e-13, fail=1e-12, title="ber"))
-    bars = {b.get("data-port"): b for b in marks(root, "bar")}
-    assert [bars[p].get("data-level") for p, _ in ports] == ["pass", "warn", "fail", "error", "pass"]
-    assert fill(bars["n1:ib2"]) == rgb(charts.FAIL_COLOUR) and fill(bars["n1:ib3"]) == rgb(charts.MISSING_COLOUR)
-    floor = tick(root, "y", charts.BER_FLOOR)
-    two_decades = tick(root, "y", 1e-12) - tick(root, "y", 1e-14)  # the axis labels every other decade
-    top = num(bars["n1:ib0"], "y") + num(bars["n1:ib0"], "height")
-    assert num(bars["n1:ib0"], "y") == pytest.approx(floor)
-    assert top == pytest.approx(tick(root, "y", 1e-14) - two_decades / 2)  # 1e-15: a decade below 1e-14
-    assert num(bars["n1:ib4"], "height") < 1  # a BER below the floor sits on it
-    lines = {t.get("data-level"): centre_y(t) for t in marks(root, "threshold")}
-    assert lines["fail"] == pytest.approx(tick(root, "y", 1e-12))
-    assert lines["fail"] - lines["warn"] == pytest.approx(two_decades / 2)  # one decade apart
-    assert len(marks(root, "bar")) == len(ports)
-
-
-def test_ber_chart_of_576_ports_labels_nothing_but_draws_every_bar():
-    ports = [(f"gpu-{i // 8 + 1:03d}:ib{i % 8}", 1e-16) for i in range(576)]
-    svg = charts.ber_svg(ports, warn=1e-13, fail=1e-12, title="ber")
-    assert len(marks(parse(svg), "bar")) == 576 and "gpu-001:ib0</text>" not in svg
-
-
 # -- DOM per lane ------------------------------------------------------------------------------------------------
 
 

@@ -348,7 +348,7 @@ def test_a_target_that_loses_its_worker_every_time_is_given_up_naming_the_attemp
     assert result.reasons == [
         {
             "level": "error",
-            "text": "gave up after 3 attempts: none finished within its 181 s lease "
+            "text": "gave up after 3 attempts: none finished within its 121 s lease "
             "(the worker was lost or the command hung)",
         }
     ]

@@ -8,6 +8,10 @@ from validation.parsers import ParseError, detect_tool, parse
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "tool-outputs"
 EXPECTED_BY_PREFIX = {
+    "nvue_show_qos_roce_": "nvue_qos",  # before "nvue_": the first prefix that matches names the tool
+    "nvue_show_interface_qos_roce_": "nvue_qos",
+    "mlnx_qos_": "mlnx_qos",
+    "ethtool_S_": "ethtool_stats",
     "nccl_": "nccl",
     "ib_": "perftest",
     "mlxlink_": "mlxlink",
@@ -34,7 +38,7 @@ def expected_tool(path):
 def test_every_fixture_names_its_source():
     sources = (FIXTURES / "SOURCES.md").read_text()
     names = sorted(p.name for p in FIXTURES.iterdir() if p.name != "SOURCES.md")
-    assert len(FIXTURE_FILES) == 36 and len(names) == 38
+    assert len(FIXTURE_FILES) == 44 and len(names) == 46
     assert [name for name in names if f"| {name} |" not in sources] == []
 
 

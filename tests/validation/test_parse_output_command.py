@@ -89,11 +89,13 @@ def test_the_tool_can_be_named_and_every_fixture_goes_through_the_command():
     assert (result["tool"], result["state"]) == ("ibstat", "Initializing")
     parsable = sorted(path for path in FIXTURES.glob("*.txt") if path.name not in REFUSED_FIXTURES)
     everything = run_json(*parsable)
-    # 82: ib_write_bw_05 (an old perftest's client and server output, one after the other) adds two.
-    assert len(everything) == 82
+    # 90: ib_write_bw_05 (an old perftest's client and server output, one after the other) adds two; the eight
+    # RoCE outputs (ethtool -S, mlnx_qos, Ethernet mlxlink, NVUE qos roce) one each.
+    assert len(everything) == 90
     assert {result["tool"] for result in everything} == {
         "nccl", "perftest", "mlxlink", "ibstat", "ibstatus", "perfquery", "ethtool",
         "nvsmi_topo", "iblinkinfo", "ibnetdiscover", "lldp", "ibdiagnet", "nvue_lldp",
+        "ethtool_stats", "mlnx_qos", "nvue_qos",
     }  # fmt: skip
 
 

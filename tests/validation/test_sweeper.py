@@ -77,6 +77,9 @@ def test_a_run_whose_targets_all_finished_is_closed_at_once(lost_dispatch):
 
 def test_a_target_running_within_its_lease_is_not_swept_and_one_past_it_is(lost_dispatch):
     run = lost_dispatch(CheckKind.NCCL)  # one long target
+    # On real nodes (a simulated command's lease is a second, whatever its timeout: leases.py).
+    CheckRun.objects.filter(pk=run.pk).update(runner=RunnerKind.SSH)
+    run.refresh_from_db()
     services.check_run_advance(run_id=run.pk)
     claimed = services.check_target_claim(result_id=run.results.get().pk)
     lease = services.target_lease_seconds(run, claimed)

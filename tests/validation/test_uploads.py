@@ -277,7 +277,8 @@ def test_ibstat_upload_maps_ca_names_to_rails_and_flags_what_it_cannot_place(nod
     assert "rate 400 Gb/s, planned 800 Gb/s" in reasons(results["gpu-003:ib0"])
     unplaced = sorted(key for key, r in results.items() if r.port is None)
     assert unplaced == ["gpu-003:mlx5_10/1", "gpu-003:mlx5_11/1", "gpu-003:mlx5_8/1", "gpu-003:mlx5_9/1"]
-    assert any("matches no compute port of gpu-003" in text for text in reasons(results["gpu-003:mlx5_8/1"]))
+    unplaced_note = "'mlx5_8' matches no compute or storage port of gpu-003 (mlx5_0..mlx5_7: ib0,"
+    assert any(unplaced_note in text for text in reasons(results["gpu-003:mlx5_8/1"]))
 
 
 def test_api_lists_and_reads_only_the_users_uploads(node_api, api_for, technician, outsider, nodes):

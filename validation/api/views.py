@@ -1,7 +1,7 @@
 """Check-run endpoints. GET /api/check-runs/ and /api/check-results/ list (filtered by the same FilterSets as
-the pages, paginated, a constant number of queries) and read; POST /api/check-runs/ starts a run
-(services.check_run_start: 201, or 400 naming the field: a service's refusal rises to the one
-exception handler, core.api.exceptions); POST /api/check-runs/{id}/cancel/ and
+the pages, a constant number of queries; the results in cursor pages, core.api.pagination) and read;
+POST /api/check-runs/ starts a run (services.check_run_start: 201, or 400 naming the field: a service's
+refusal rises to the one exception handler, core.api.exceptions); POST /api/check-runs/{id}/cancel/ and
 /api/check-runs/{id}/rerun-failed/ stop a run or repeat its failures. Outsiders get 404 (the querysets and
 the project lookup are scoped by delivery.access); customers 403 on every write (Capability.RUN_CHECKS)."""
 
@@ -12,6 +12,7 @@ from rest_framework import permissions, status
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
+from core.api.pagination import BigListPagination
 from delivery.access import Capability, project_to_write
 from delivery.api.permissions import ProjectScopedViewSet
 
@@ -97,6 +98,9 @@ class CheckResultViewSet(ProjectScopedViewSet):
 
     queryset = CheckResult.objects.none()
     filterset_class = CheckResultFilterSet
+    # Half a million results for one 1,024-node matrix run: numbered pages would COUNT them all and walk an
+    # OFFSET; a cursor in id order costs the same at any depth (`next` until null, no total).
+    pagination_class = BigListPagination
     project_path = "run__project"
     write_capability = Capability.RUN_CHECKS
     http_method_names = ["get", "head", "options"]

@@ -8,7 +8,7 @@ and the API find it through `kind_of` and STARTABLE_CHECK_KINDS.
 from __future__ import annotations
 
 from ..choices import CheckKind
-from . import bw_matrix, cpu_bw, gpu_rdma, link_health, nccl, node_inventory, port_state, soak, topology
+from . import bw_matrix, cpu_bw, gpu_rdma, link_health, lossless, nccl, node_inventory, port_state, soak, topology
 from .base import Kind, Measurement, Option, Target, TargetInputs
 
 KINDS: dict[str, Kind] = {
@@ -23,6 +23,7 @@ KINDS: dict[str, Kind] = {
         soak.KIND,
         port_state.KIND,
         topology.KIND,
+        lossless.KIND,
     )
 }
 

@@ -128,10 +128,38 @@ def boolean(value):
     return value
 
 
+MAX_HOSTS = 20_000  # names one option may list: past any cluster's node count, so checking them stays cheap
+
+
 def host_list(value):
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    """A list of host names, each checked as one (trimmed, at most HOST_MAX_LENGTH characters), duplicates
+    dropped in the order given."""
+    if not isinstance(value, list):
         raise ValueError("expected a list of host names")
-    return value
+    if len(value) > MAX_HOSTS:
+        raise ValueError(f"expected at most {MAX_HOSTS:,} host names")
+    names = []
+    for item in value:
+        if not isinstance(item, str):
+            raise ValueError("expected a list of host names")
+        names.append(host_name(item))
+    return list(dict.fromkeys(names))
+
+
+def node_pairs_list(value):
+    """host_list for a test between pairs of nodes: at least two distinct names (one has no pair)."""
+    names = host_list(value)
+    if len(names) < 2:
+        raise ValueError("name at least two GPU nodes: the matrix measures pairs of them (leave the option out "
+                         "for every node)")
+    return names
+
+
+def shortened_names(names: list[str], *, shown: int = 5, length: int = 40) -> str:
+    """Names echoed back in a refusal: the first few, each cut to `length` characters, and how many more."""
+    cut = [name if len(name) <= length else name[: length - 1] + "…" for name in names[:shown]]
+    more = f" and {len(names) - shown:,} more" if len(names) > shown else ""
+    return ", ".join(cut) + more
 
 
 def host_counts(value):
@@ -214,6 +242,9 @@ class Kind:
     options: Mapping[str, Option] = field(default_factory=dict)  # beyond those every run takes (soak: all)
     commands_per_target: Callable[[dict], int] = _one_command  # from a target's params: sizes its lease
     baseline: Callable[[CheckResult], dict | None] | None = None  # read before executing, for comparing
+    # `baseline` for a chunk of one run's targets at once, by result id (one query for the chunk, not one
+    # a target); a kind with a baseline should have it. validation.services.execution prefers it.
+    baselines: Callable[[list[CheckResult]], dict[int, dict | None]] | None = None
     finalise: Callable[[CheckRun, criteria.Profile], list[str]] | None = None  # over the run; log lines
     between_nodes: bool = False  # measures between nodes, so a project needs two of them at least
     local_runner: bool = False  # may run with the local runner (launched from this server)

@@ -4,6 +4,8 @@ median are flagged, and a node whose every pair is slow or failing is named as t
 
 from __future__ import annotations
 
+from django.core.exceptions import ValidationError
+
 from delivery.models import Project
 
 from .. import criteria
@@ -11,11 +13,41 @@ from ..choices import CheckKind, ResultStatus, Verdict
 from ..cluster import Node
 from ..models import CheckRun
 from ..runners.schedule import round_robin_rounds
-from .base import Kind, Measurement, Option, Target, TargetInputs, boolean, gbps, reasons_from_json
+from .base import (
+    Kind,
+    Measurement,
+    Option,
+    Target,
+    TargetInputs,
+    boolean,
+    gbps,
+    node_pairs_list,
+    reasons_from_json,
+    shortened_names,
+)
 from .perftest import bandwidth_metrics, perftest_params, run_pair
 
 
+def only_the_named(nodes: list[Node], names: list[str] | None) -> list[Node]:
+    """The nodes the `nodes` option names (all without the option): a matrix of one scalable unit, or of the
+    racks handed over so far, is n(n-1)/2 pairs of those only. The option was checked as a list of at least two
+    distinct host names (base.node_pairs_list); here a list longer than the project's GPU nodes, or a name that
+    is none of them, is refused (a few of the unknown names echoed, shortened)."""
+    if names is None:
+        return nodes
+    if len(names) > len(nodes):
+        raise ValidationError({"options.nodes": f"names {len(names):,} nodes; the project has {len(nodes):,} "
+                                                "GPU nodes"})
+    known = {node.name for node in nodes}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise ValidationError({"options.nodes": f"not GPU nodes of the project: {shortened_names(unknown)}"})
+    wanted = set(names)
+    return [node for node in nodes if node.name in wanted]
+
+
 def build_targets(nodes: list[Node], options: dict, project: Project) -> list[Target]:
+    nodes = only_the_named(nodes, options.get("nodes"))
     gpu = options.get("use_cuda", True)
     rails = min((len(n.rails) for n in nodes), default=0)
     targets = []
@@ -117,7 +149,8 @@ KIND = Kind(
     build_targets=build_targets,
     execute=execute,
     timeout_s=120,
-    options={"use_cuda": Option(boolean)},  # GPU memory for the matrix (default true)
+    # use_cuda: GPU memory for the matrix (default true); nodes: only these nodes' pairs (default every node)
+    options={"use_cuda": Option(boolean), "nodes": Option(node_pairs_list)},
     commands_per_target=commands_per_target,
     finalise=finalise,
     between_nodes=True,

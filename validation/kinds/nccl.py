@@ -12,7 +12,7 @@ from inventory.models import Device
 
 from .. import criteria
 from ..choices import CheckKind, NcclLauncher
-from ..cluster import Node
+from ..cluster import Node, roce_settings
 from ..parsers import nccl as nccl_parser
 from ..parsers.base import ParseError
 from ..runners import commands
@@ -57,6 +57,9 @@ def build_targets(nodes: list[Node], options: dict, project: Project) -> list[Ta
             }
         )
     groups = _groups(nodes, options.get("group_size") or len(nodes))
+    # A RoCE fabric: NCCL must use the RoCE v2 GID and mark its traffic for the lossless priority.
+    settings = roce_settings(project) if any(r.ethernet for n in nodes for r in n.rails) else None
+    roce = (settings.gid_index, settings.traffic_class) if settings else None
     targets = []
     for group in groups:
         hosts = [n.name for n in group]
@@ -66,6 +69,7 @@ def build_targets(nodes: list[Node], options: dict, project: Project) -> list[Ta
             hosts=hosts,
             gpus_per_node=gpus,
             hcas=[r.rdma_device for r in group[0].rails[:gpus]],
+            roce=roce,
         )
         launch_host = _launch_host(project, options, group)
         key = "nccl:all" if len(groups) == 1 else f"nccl:{hosts[0]}..{hosts[-1]}"

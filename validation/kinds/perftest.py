@@ -8,7 +8,7 @@ from delivery.models import Project
 
 from .. import criteria
 from ..choices import CheckKind
-from ..cluster import Node
+from ..cluster import Node, roce_settings
 from ..parsers import perftest as perftest_parser
 from ..parsers.base import ParseError
 from ..runners import Runner, commands
@@ -16,14 +16,22 @@ from ..runners.schedule import cover_pairs
 from .base import Kind, Measurement, Target, TargetInputs, failed_to_run, gbps
 
 
-def perftest_params(a: Node, b: Node, rail_index: int, *, gpu: bool) -> dict:
-    """What one rail's test between `a` (client) and `b` (server) needs."""
+def perftest_params(
+    a: Node, b: Node, rail_index: int, *, gpu: bool, roce: criteria.RoceSettings | None = None
+) -> dict:
+    """What one rail's test between `a` (client) and `b` (server) needs. On a RoCE rail the test passes the
+    GID index and the traffic class of the project's `roce` settings (else the common defaults), and
+    connects through RDMA-CM when they say so."""
     rail_a, rail_b = a.rails[rail_index], b.rails[rail_index]
+    settings = (roce or criteria.RoceSettings()) if rail_a.ethernet else None
     pair = commands.ib_write_bw_commands(
         rdma_device=rail_a.rdma_device,
         server_host=b.name,
         rail=rail_index,
-        gpu_index=rail_index if gpu else None,
+        gpu_index=rail_a.gpu if gpu else None,
+        gid_index=settings.gid_index if settings else None,
+        traffic_class=settings.traffic_class if settings else None,
+        rdma_cm=settings.rdma_cm if settings else False,
     )
     return {
         "rail": rail_index,
@@ -37,7 +45,9 @@ def perftest_params(a: Node, b: Node, rail_index: int, *, gpu: bool) -> dict:
     }
 
 
-def pair_bandwidth_targets(nodes: list[Node], *, gpu: bool) -> list[Target]:
+def pair_bandwidth_targets(
+    nodes: list[Node], *, gpu: bool, roce: criteria.RoceSettings | None = None
+) -> list[Target]:
     """Each node's every rail against the same rail of a partner. Round = (pairing group, rail): in a
     round each node is in one test, so a measurement never competes with another on the same node."""
     targets = []
@@ -45,7 +55,7 @@ def pair_bandwidth_targets(nodes: list[Node], *, gpu: bool) -> list[Target]:
     for group, pairs in enumerate(cover_pairs(nodes)):
         for rail_index in range(rails):
             for a, b in pairs:
-                params = perftest_params(a, b, rail_index, gpu=gpu)
+                params = perftest_params(a, b, rail_index, gpu=gpu, roce=roce)
                 rail_a, rail_b = a.rails[rail_index], b.rails[rail_index]
                 targets.append(
                     Target(
@@ -125,7 +135,8 @@ def pair_bandwidth_kind(kind: CheckKind, *, gpu: bool) -> Kind:
     """A kind that measures every rail of every node against a partner's, from GPU memory or host memory."""
 
     def build_targets(nodes: list[Node], options: dict, project: Project) -> list[Target]:
-        return pair_bandwidth_targets(nodes, gpu=gpu)
+        roce = roce_settings(project) if any(r.ethernet for n in nodes for r in n.rails) else None
+        return pair_bandwidth_targets(nodes, gpu=gpu, roce=roce)
 
     return Kind(
         kind,

@@ -42,6 +42,29 @@ _SIGNATURES: list[tuple[str, re.Pattern]] = [
             re.MULTILINE,
         ),
     ),
+    (
+        "nvue_qos",
+        re.compile(
+            r"^[ \t]*RoCE (?:PCP/DSCP->SP|SP->TC) mapping|^[ \t]*(?:\S+[ \t]+)*nv show (?:interface \S+ )?qos roce\b",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "mlnx_qos",
+        re.compile(
+            r"^[ \t]*Priority trust (?:state|mode)\s*:|^[ \t]*DCBX mode\s*:|^[ \t]*PFC configuration:[ \t]*$",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "ethtool_stats",
+        re.compile(
+            r"^[ \t]*NIC statistics:[ \t]*$"
+            # grep keeps only counter lines: mlx5's physical-port or per-priority counters say which tool
+            r"|^[ \t]*(?:rx|tx)_(?:[a-z0-9]+_)*(?:phy|prio[0-7]_(?:pause|discards))[ \t]*:[ \t]*[0-9]+[ \t]*$",
+            re.MULTILINE,
+        ),
+    ),
     ("ibstatus", re.compile(r"^[ \t]*Infiniband device\s+'[^']+'\s+port\s+\S+\s+status:", re.MULTILINE)),
     ("ibstat", re.compile(r"^[ \t]*CA\s+'[^']+'\s*$", re.MULTILINE)),
     (

@@ -13,15 +13,63 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from validation.parsers.base import ParseError
 
 PERFTEST_BASE_PORT = 18515  # perftest's default; rail r listens on base + r
 
+# A port's commands depend on its device or interface name only, and a cluster repeats the same few names on
+# every node (mlx5_0..mlx5_9, eth0..eth7): remembered, a 1,024-node run quotes ten names, not 30,000 lines.
+_per_name = lru_cache(maxsize=4096)
 
+
+@_per_name
 def mlxlink_command(rdma_device: str) -> str:
     """Module info (-m) and physical counters / BER (-c) of one port."""
     return shlex.join(["mlxlink", "-d", rdma_device, "-m", "-c"])
+
+
+@_per_name
+def ethtool_stats_command(netdev: str) -> str:
+    """An Ethernet port's NIC counters (errors, discards, pause frames per priority)."""
+    return shlex.join(["ethtool", "-S", netdev])
+
+
+@_per_name
+def ethtool_module_command(netdev: str) -> str:
+    """An Ethernet port's module EEPROM and DOM readings: what link health reads when mlxlink shows none."""
+    return shlex.join(["ethtool", "-m", netdev])
+
+
+@_per_name
+def mlnx_qos_command(netdev: str) -> str:
+    """A host port's QoS: trust state, dscp2prio, receive buffers, PFC per priority, traffic classes."""
+    return shlex.join(["mlnx_qos", "-i", netdev])
+
+
+# ECN (DCQCN) on a RoCE port is two sysfs switches per priority (mlx5): the notification point answers
+# congestion marks with CNPs, the reaction point slows down on them. Not a tool's report but a probe of our
+# own, so its reader lives here with the command (like the version probes below).
+_ECN_LINE = re.compile(r"^/sys/class/net/[^/\s]+/ecn/roce_(?P<point>np|rp)/enable/[0-7]:(?P<value>[01])$")
+
+
+def ecn_command(netdev: str, priority: int) -> str:
+    """grep -H prints each file's path before its value, so each switch is named on its line."""
+    paths = [f"/sys/class/net/{netdev}/ecn/roce_{point}/enable/{int(priority)}" for point in ("np", "rp")]
+    return shlex.join(["grep", "-H", ".", *paths])
+
+
+def read_ecn(text: str) -> dict[str, int]:
+    """{"np": 1, "rp": 1} from the probe's lines; ParseError for a line that is not one of them."""
+    found: dict[str, int] = {}
+    for number, line in enumerate(_lines(text), start=1):
+        match = _ECN_LINE.match(line)
+        if not match:
+            raise ParseError(number, f"unexpected line {line[:60]!r}",
+                             "'/sys/class/net/<if>/ecn/roce_np/enable/<prio>:1' lines")
+        found[match["point"]] = int(match["value"])
+    return found
 
 
 def iblinkinfo_command(ibdev: str, port: int = 1) -> str:
@@ -42,11 +90,16 @@ class PerftestPair:
 
 
 def ib_write_bw_commands(
-    *, rdma_device: str, server_host: str, rail: int, gpu_index: int | None, qps: int = 4
+    *, rdma_device: str, server_host: str, rail: int, gpu_index: int | None, qps: int = 4,
+    gid_index: int | None = None, traffic_class: int | None = None, rdma_cm: bool = False,
 ) -> PerftestPair:
     """ib_write_bw between the same rail of two nodes, 64 KiB messages (perftest's default size, the one
     DOMAIN.md's 787.7 Gb/s at 1.50 Mpps was measured with), bandwidth in Gb/s. With `gpu_index` the
-    buffers live in that GPU's memory (GPUDirect RDMA, --use_cuda)."""
+    buffers live in that GPU's memory (GPUDirect RDMA, --use_cuda). With `gid_index` the port is RoCE: the
+    test uses that GID (-x: RoCE v2 over IPv4 is usually 3) and marks its packets with `traffic_class` (the
+    lossless DSCP). The QPs are exchanged over TCP to the server's name, and the traffic runs on the device
+    -d names; with `rdma_cm` they connect through RDMA-CM instead (-R, the class as --tos), which picks the
+    device by the route to the server's name: only right where that name resolves to the rail's address."""
     argv = [
         "ib_write_bw",
         "-d",
@@ -58,6 +111,12 @@ def ib_write_bw_commands(
         "-p",
         str(PERFTEST_BASE_PORT + rail),
     ]
+    if gid_index is not None:
+        argv += ["-x", str(gid_index)]
+        if rdma_cm:
+            argv += ["-R", *(["--tos", str(traffic_class)] if traffic_class is not None else [])]
+        elif traffic_class is not None:
+            argv += ["--tclass", str(traffic_class)]
     if gpu_index is not None:
         argv.append(f"--use_cuda={gpu_index}")
     return PerftestPair(server_command=shlex.join(argv), client_command=shlex.join([*argv, server_host]))
@@ -72,10 +131,16 @@ def nccl_command(
     test: str = "all_reduce_perf",
     min_bytes: str = "8",
     max_bytes: str = "16G",
+    roce: tuple[int, int] | None = None,
 ) -> str:
-    """nccl-tests across `hosts`, one rank per GPU, launched by mpirun (Open MPI) or srun (Slurm)."""
+    """nccl-tests across `hosts`, one rank per GPU, launched by mpirun (Open MPI) or srun (Slurm). `roce`
+    (GID index, traffic class) is given for a RoCE fabric: NCCL then uses that GID and marks its traffic
+    with that class, so it lands on the lossless priority (NCCL_IB_GID_INDEX, NCCL_IB_TC)."""
     bench = [test, "-b", min_bytes, "-e", max_bytes, "-f", "2", "-g", "1"]
     hca_list = ",".join(hcas)
+    env = [f"NCCL_IB_HCA={hca_list}"]
+    if roce is not None:
+        env += [f"NCCL_IB_GID_INDEX={int(roce[0])}", f"NCCL_IB_TC={int(roce[1])}"]
     if launcher == "srun":
         argv = [
             "srun",
@@ -83,7 +148,7 @@ def nccl_command(
             f"--ntasks-per-node={gpus_per_node}",
             "--gpus-per-task=1",
             f"--nodelist={','.join(hosts)}",
-            f"--export=ALL,NCCL_IB_HCA={hca_list}",
+            f"--export=ALL,{','.join(env)}",
             *bench,
         ]
     elif launcher == "mpirun":
@@ -96,8 +161,7 @@ def nccl_command(
             ",".join(f"{h}:{gpus_per_node}" for h in hosts),
             "--bind-to",
             "none",
-            "-x",
-            f"NCCL_IB_HCA={hca_list}",
+            *(arg for variable in env for arg in ("-x", variable)),
             "-x",
             "NCCL_DEBUG=WARN",
             *bench,

@@ -1,6 +1,7 @@
 """SimulatedRunner: the demo cluster. Given the project's inventory and a seed it answers the commands
 the checks run (mlxlink, ib_write_bw with and without --use_cuda, all_reduce_perf under mpirun/srun,
-the version probes) with text in the tools' own formats, which then goes through the same parsers
+the version probes; on Ethernet (RoCE) ports mlxlink's Ethernet report, ethtool -S / -m, mlnx_qos and
+the ECN switches) with text in the tools' own formats, which then goes through the same parsers
 as real output. Numbers follow DOMAIN.md's reference cluster, with a little seeded noise.
 
 The injected faults are planned in one place, `plan_faults`, and nowhere else:
@@ -18,6 +19,7 @@ import random
 import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from validation.criteria import link_plan
 
@@ -61,15 +63,21 @@ class SimRail:
     speed_gbps: int = 800
     lanes: int = 4
     module: SimModule = field(default_factory=SimModule)
+    ethernet: bool = False  # a RoCE port: Ethernet mlxlink report, ethtool and mlnx_qos answer for it
+    netdev: str = ""  # the OS's name for the port (ethtool -S eth3)
 
 
 @dataclass(frozen=True)
 class SimNode:
     name: str
-    rails: tuple[SimRail, ...]
+    rails: tuple[SimRail, ...]  # compute rails: one per GPU
+    storage_rails: tuple[SimRail, ...] = ()  # storage-network ports (their own RDMA devices, no GPU)
 
     def rail_by_device(self, rdma_device: str) -> SimRail | None:
-        return next((r for r in self.rails if r.rdma_device == rdma_device), None)
+        return next((r for r in (*self.rails, *self.storage_rails) if r.rdma_device == rdma_device), None)
+
+    def rail_by_netdev(self, netdev: str) -> SimRail | None:
+        return next((r for r in (*self.rails, *self.storage_rails) if r.netdev == netdev and r.ethernet), None)
 
 
 @dataclass(frozen=True)
@@ -80,7 +88,30 @@ class SimCluster:
     fabric: SimFabric | None = None
 
     def node(self, name: str) -> SimNode | None:
-        return next((n for n in self.nodes if n.name == name), None)
+        return self._nodes_by_name.get(name)
+
+    def node_position(self, name: str) -> int:
+        """The node's place in `nodes` (its LIDs follow it); ValueError for a host not in the cluster."""
+        try:
+            return self._positions[name]
+        except KeyError:
+            raise ValueError(f"{name} is not a node of the cluster") from None
+
+    # Built once per snapshot, on first use: a target asks for its node by name, and a scan of 1,024
+    # nodes per command made a target's cost grow with the cluster. (cached_property writes the
+    # instance's __dict__ directly, which a frozen dataclass allows.)
+    @cached_property
+    def _nodes_by_name(self) -> dict[str, SimNode]:
+        return {node.name: node for node in self.nodes}
+
+    @cached_property
+    def _positions(self) -> dict[str, int]:
+        return {node.name: position for position, node in enumerate(self.nodes)}
+
+    @cached_property
+    def fault_plans(self) -> dict[int, FaultPlan]:
+        """The fault plan of this snapshot by seed (plan_faults'): it lives and dies with the snapshot."""
+        return {}
 
 
 @dataclass(frozen=True)
@@ -105,7 +136,17 @@ class FaultPlan:
 
 def plan_faults(cluster: SimCluster, seed: int) -> FaultPlan:
     """Where the faults go: the one place that decides it. Deterministic for a given inventory and seed.
-    The two optical faults land on different nodes when there are several, as do the two node faults."""
+    The two optical faults land on different nodes when there are several, as do the two node faults.
+    Planning sorts every optical rail of the cluster, and the engine's runner, the soak sampler and the
+    run's start plan for the same snapshot: each plan is made once, kept on the snapshot (so it goes
+    when the snapshot goes: nothing here keeps a snapshot alive)."""
+    plan = cluster.fault_plans.get(seed)
+    if plan is None:
+        plan = cluster.fault_plans[seed] = _plan_faults(cluster, seed)
+    return plan
+
+
+def _plan_faults(cluster: SimCluster, seed: int) -> FaultPlan:
     rng = random.Random(f"faults:{seed}")
     nodes = sorted(n.name for n in cluster.nodes)
     optical = sorted((n.name, r.rdma_device) for n in cluster.nodes for r in n.rails if r.module.optical)
@@ -173,6 +214,8 @@ class SimulatedRunner(Runner):
             return self._iblinkinfo(host, argv)
         if tool == "lldpcli":
             return self._lldpcli(host, argv)
+        if tool in ("ethtool", "mlnx_qos") or (tool == "grep" and "/ecn/" in command):
+            return self._roce_port(host, argv)
         return self._version_probe(host, command)
 
     def run_pair(self, *, server_host, server_command, client_host, client_command, timeout):
@@ -202,13 +245,36 @@ class SimulatedRunner(Runner):
         if rail is None:
             return RunOutput("", f"-E- Failed to open device: {device}\n", 1)
         port = (host, rail.rdma_device)
-        text = mlxlink_text(
+        text = (mlxlink_ethernet_text if rail.ethernet else mlxlink_text)(
             rail,
             _rng(self.seed, host, "mlxlink", device),
             dirty=port == self.faults.dirty_fiber,
             hot=port == self.faults.hot_optic,
         )
         return RunOutput(text, "", 0)
+
+    # -- RoCE ports: ethtool -S / -m, mlnx_qos, the ECN switches --------------------------------------
+
+    def _roce_port(self, host: str, argv: list[str]) -> RunOutput:
+        """A healthy lossless port (priority 3, DSCP 26, ECN on), except the dirty fiber's port, whose
+        CRC errors show in its counters too."""
+        tool = argv[0]
+        netdev = _option(argv, "-S") or _option(argv, "-m") or _option(argv, "-i") or ""
+        if tool == "grep":
+            netdev = next((a.split("/")[4] for a in argv if a.startswith("/sys/class/net/")), "")
+        node = self.cluster.node(host)
+        rail = node.rail_by_netdev(netdev) if node and netdev else None
+        if rail is None:
+            return _no_such_netdev(tool, netdev)
+        rng = _rng(self.seed, host, tool, netdev)
+        dirty = (host, rail.rdma_device) == self.faults.dirty_fiber
+        if tool == "mlnx_qos":
+            return RunOutput(mlnx_qos_text(), "", 0)
+        if tool == "grep":
+            return RunOutput(ecn_text(argv), "", 0)
+        if "-S" in argv:
+            return RunOutput(ethtool_stats_text(rail, rng, dirty=dirty), "", 0)
+        return RunOutput("", f"netlink error: Operation not supported (module EEPROM of {netdev})\n", 1)
 
     # -- ib_write_bw ----------------------------------------------------------------------------------
 
@@ -250,7 +316,8 @@ class SimulatedRunner(Runner):
         if rail is None:
             device = _option(argv, "-d")
             return RunOutput("", f" Couldn't find IB device {device}\n Unable to open IB device\n", 1)
-        node_index = [n.name for n in self.cluster.nodes].index(host)
+        node_index = self.cluster.node_position(host)
+        gid = _option(argv, "-x")
         text = ib_write_bw_text(
             rail=rail,
             rate_gbps=rate_gbps,
@@ -259,6 +326,8 @@ class SimulatedRunner(Runner):
             gpu_index=_cuda_index(argv),
             rng=_rng(self.seed, host, " ".join(argv)),
             lid=node_index * 16 + rail.index + 1,
+            gid_index=int(gid) if gid is not None and gid.isdigit() and rail.ethernet else None,
+            rdma_cm="-R" in argv,
         )
         return RunOutput(text, "", 0)
 
@@ -339,6 +408,14 @@ def _option(argv: Sequence[str], name: str) -> str | None:
         if arg.startswith(name + "="):
             return arg.split("=", 1)[1]
     return None
+
+
+def _no_such_netdev(tool: str, netdev: str) -> RunOutput:
+    if tool == "grep":
+        return RunOutput("", f"grep: /sys/class/net/{netdev}/ecn: No such file or directory\n", 2)
+    if tool == "mlnx_qos":
+        return RunOutput("", f"Netlink error: Bad value. see dmesg.\nInterface {netdev} doesn't exist\n", 1)
+    return RunOutput("", f"Cannot get stats strings information: No such device ({netdev})\n", 1)
 
 
 def _uses_cuda(argv: Sequence[str]) -> bool:
@@ -519,6 +596,129 @@ def _counter_rows(rail: SimRail, rng: random.Random, *, dirty: bool) -> list[tup
     ]
 
 
+def mlxlink_ethernet_text(rail: SimRail, rng: random.Random, *, dirty: bool = False, hot: bool = False) -> str:
+    """`mlxlink -d <dev> -m -c` of an Ethernet (RoCE) port, as MFT 4.30 prints it for one (see the BlueField-3
+    fixture mlxlink_04): an Ethernet speed ("400G"), RS(544,514) FEC on PAM4 lanes, no symbol counters."""
+    lanes = rail.lanes
+    lines = _section(
+        "Operational Info",
+        [
+            ("State", "Active"),
+            ("Physical state", "LinkUp"),
+            ("Speed", f"{rail.speed_gbps}G"),
+            ("Width", f"{lanes}x"),
+            ("FEC", "Standard_RS-FEC - (544,514)"),
+            ("Loopback Mode", "No Loopback"),
+            ("Auto Negotiation", "ON"),
+        ],
+    )
+    lines += _section(
+        "Supported Info",
+        [
+            ("Enabled Link Speed (Ext.)", f"0x00003000 ({rail.speed_gbps}G_{lanes}X)"),
+            ("Supported Cable Speed (Ext.)", f"0x00003000 ({rail.speed_gbps}G_{lanes}X)"),
+        ],
+    )
+    recommendation = (
+        "Bad signal integrity, check the cable and the connectors" if dirty else "No issue was observed"
+    )
+    lines += _section("Troubleshooting Info", [("Status Opcode", 49 if dirty else 0), ("Group Opcode", "N/A"),
+                                               ("Recommendation", recommendation)])
+    lines += _section(
+        "Tool Information",
+        [("Firmware Version", VERSIONS["nic_firmware"]), ("amBER Version", "7.8"), ("MFT Version", VERSIONS["mft"])],
+    )
+    lines += _section("Module Info", _module_rows(rail, rng, dirty=dirty, hot=hot))
+    minutes = rng.uniform(600, 2880)
+    if dirty:
+        counters = [
+            ("Time Since Last Clear [Min]", f"{minutes:.1f}"),
+            ("Effective Physical Errors", rng.randrange(15000, 25000)),
+            ("Effective Physical BER", f"{rng.randrange(2, 6)}E-10"),
+            ("Raw Physical Errors Per Lane", ",".join(str(rng.randrange(4_000_000, 9_000_000)) for _ in range(lanes))),
+            ("Link Down Counter", 0),
+            ("Link Error Recovery Counter", rng.randrange(3, 9)),
+            ("Raw Physical BER", f"{rng.randrange(2, 9)}E-05"),
+        ]
+    else:
+        counters = [
+            ("Time Since Last Clear [Min]", f"{minutes:.1f}"),
+            ("Effective Physical Errors", 0),
+            ("Effective Physical BER", "15E-255"),
+            ("Raw Physical Errors Per Lane", ",".join(str(rng.randrange(0, 5000)) for _ in range(lanes))),
+            ("Link Down Counter", 0),
+            ("Link Error Recovery Counter", 0),
+            ("Raw Physical BER", f"{rng.randrange(1, 9)}E-{rng.randrange(9, 12)}"),
+        ]
+    lines += _section("Physical Counters and BER Info", counters)
+    return "\n".join(lines)
+
+
+# The lossless settings the simulated hosts run: RoCE's common defaults (criteria.RoceSettings).
+SIM_PFC_PRIORITY = 3
+
+
+def mlnx_qos_text() -> str:
+    """`mlnx_qos -i <if>` of a port set up for lossless RoCE on priority 3 (trust DSCP, DSCP 26 -> 3, PFC on
+    3 only, priority 3 in a receive buffer of its own), in the layout of MLNX_OFED 5+ (fixture mlnx_qos_02)."""
+    lines = ["DCBX mode: OS controlled", "Priority trust state: dscp", "dscp2prio mapping:"]
+    for prio in range(8):
+        dscps = ",".join(f"{d:02d}" for d in range(prio * 8 + 7, prio * 8 - 1, -1))
+        lines.append(f"        prio:{prio} dscp:{dscps},")
+    enabled = ["1" if p == SIM_PFC_PRIORITY else "0" for p in range(8)]
+    lines += [
+        "default priority:",
+        "Receive buffer size (bytes): 130944,130944,0,0,0,0,0,0,max_buffer_size=4151520",
+        "Cable len: 7",
+        "PFC configuration:",
+        "        priority    0   1   2   3   4   5   6   7",
+        "        enabled     " + "   ".join(enabled) + "   ",
+        "        buffer      " + "   ".join(enabled) + "   ",
+    ]
+    for tc in range(8):
+        lines += [f"tc: {tc} ratelimit: unlimited, tsa: vendor", f"         priority:  {tc}"]
+    return "\n".join(lines) + "\n"
+
+
+def ecn_text(argv: Sequence[str]) -> str:
+    """The ECN probe (grep -H . <np file> <rp file>): both switches on."""
+    return "".join(f"{path}:1\n" for path in argv if path.startswith("/sys/class/net/"))
+
+
+def ethtool_stats_text(rail: SimRail, rng: random.Random, *, dirty: bool = False) -> str:
+    """`ethtool -S <if>` of a mlx5 port, the physical-port and per-priority counters as the driver names them
+    (fixture ethtool_S_01); a dirty fiber's port shows the CRC errors its BER implies."""
+    packets = rng.randrange(10**9, 10**10)
+    rx_bytes = packets * rng.randrange(2000, 4000)
+    paused = rng.randrange(0, 5000)
+    counters = [
+        ("rx_packets", packets), ("tx_packets", packets + rng.randrange(0, 10**6)),
+        ("rx_out_of_buffer", 0),
+        ("tx_packets_phy", packets), ("rx_packets_phy", packets),
+        ("rx_crc_errors_phy", rng.randrange(200_000, 900_000) if dirty else 0),
+        ("tx_bytes_phy", rx_bytes), ("rx_bytes_phy", rx_bytes),
+        ("tx_mac_control_phy", paused), ("tx_pause_ctrl_phy", paused), ("rx_pause_ctrl_phy", 0),
+        ("rx_discards_phy", 0), ("tx_discards_phy", 0), ("tx_errors_phy", 0),
+        ("rx_symbol_err_phy", 0), ("rx_undersize_pkts_phy", 0), ("rx_fragments_phy", 0), ("rx_jabbers_phy", 0),
+    ]
+    for prio in range(8):
+        lossless = prio == SIM_PFC_PRIORITY
+        counters += [
+            (f"rx_prio{prio}_bytes", rx_bytes if lossless else 0),
+            (f"rx_prio{prio}_packets", packets if lossless else 0),
+            (f"rx_prio{prio}_discards", 0),
+            (f"tx_prio{prio}_bytes", rx_bytes if lossless else 0),
+            (f"tx_prio{prio}_packets", packets if lossless else 0),
+            (f"rx_prio{prio}_pause", rng.randrange(0, 5000) if lossless else 0),
+            (f"rx_prio{prio}_pause_duration", rng.randrange(0, 90000) if lossless else 0),
+            (f"tx_prio{prio}_pause", paused if lossless else 0),
+            (f"tx_prio{prio}_pause_duration", rng.randrange(0, 90000) if lossless else 0),
+            (f"rx_prio{prio}_pause_transition", 0),
+        ]
+    counters += [("tx_pause_storm_warning_events", 0), ("tx_pause_storm_error_events", 0)]
+    return "NIC statistics:\n" + "".join(f"     {name}: {value}\n" for name, value in counters)
+
+
 _PERFTEST_RULE = "-" * 87
 
 
@@ -531,8 +731,11 @@ def ib_write_bw_text(
     gpu_index: int | None,
     rng: random.Random,
     lid: int,
+    gid_index: int | None = None,
+    rdma_cm: bool = False,
 ) -> str:
-    """One side of ib_write_bw --report_gbits. Only the client prints TX depth (as perftest does)."""
+    """One side of ib_write_bw --report_gbits. Only the client prints TX depth (as perftest does). With a
+    `gid_index` the port is RoCE: Link type Ethernet, the GID index and each QP's GID, LID 0000."""
     lines = []
     buffer = 0x7F0000000000 + rng.getrandbits(40)
     if gpu_index is not None:
@@ -564,23 +767,24 @@ def ib_write_bw_text(
         " CQ Moderation   : 1",
         " CQE Poll Batch  : Dynamic",
         " Mtu             : 4096[B]",
-        " Link type       : IB",
+        f" Link type       : {'Ethernet' if gid_index is not None else 'IB'}",
+        *([f" GID index       : {gid_index}"] if gid_index is not None else []),
         " Max inline data : 0[B]",
-        " rdma_cm QPs\t : OFF",
-        " Data ex. method : Ethernet",
+        f" rdma_cm QPs\t : {'ON' if rdma_cm else 'OFF'}",
+        f" Data ex. method : {'rdma_cm' if rdma_cm else 'Ethernet'}",
         _PERFTEST_RULE,
     ]
     remote = lid + 0x100
-    for q in range(qps):
-        lines.append(
-            f" local address: LID {lid:#06x} QPN {0x100 + q:#06x} PSN {rng.getrandbits(24):#08x} "
-            f"RKey 0x1fff00 VAddr 0x007f{rng.getrandbits(40):010x}"
-        )
-    for q in range(qps):
-        lines.append(
-            f" remote address: LID {remote:#06x} QPN {0x200 + q:#06x} PSN {rng.getrandbits(24):#08x} "
-            f"RKey 0x1fff00 VAddr 0x007f{rng.getrandbits(40):010x}"
-        )
+    local_lid, remote_lid = (0, 0) if gid_index is not None else (lid, remote)
+    for side, base, at in (("local", 0x100, local_lid), ("remote", 0x200, remote_lid)):
+        for q in range(qps):
+            lines.append(
+                f" {side} address: LID {at:#06x} QPN {base + q:#06x} PSN {rng.getrandbits(24):#08x} "
+                f"RKey 0x1fff00 VAddr 0x007f{rng.getrandbits(40):010x}"
+            )
+            if gid_index is not None:
+                octets = (lid if side == "local" else remote) % 250 + 1
+                lines.append(f" GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:{base >> 8:02d}:{octets:02d}:{q + 1:02d}")
     size = 65536
     messages_mpps = rate_gbps * 1e9 / (size * 8) / 1e6
     peak = rate_gbps * rng.uniform(1.0002, 1.0012)

@@ -12,6 +12,10 @@ from delivery.models import Project
 
 from ..models import AcceptanceProfile
 
+# What a manager may set: the thresholds and the project's RoCE settings (criteria.RoceSettings overrides, which
+# the model's clean() checks).
+SETTABLE_FIELDS = frozenset([*AcceptanceProfile.THRESHOLD_FIELDS, "roce"])
+
 
 def acceptance_profile_for(*, project: Project) -> AcceptanceProfile:
     """The project's profile, created with the defaults on first use."""
@@ -25,7 +29,7 @@ def acceptance_profile_update(*, project: Project, user, **changes: Any) -> Acce
     if not can(user, Capability.MANAGE_PROJECT, project):
         raise PermissionDenied("Only the project's managers may change its acceptance profile.")
     profile = acceptance_profile_for(project=project)
-    unknown = sorted(set(changes) - set(AcceptanceProfile.THRESHOLD_FIELDS))
+    unknown = sorted(set(changes) - SETTABLE_FIELDS)
     if unknown:
         raise ValidationError({name: "Not a setting of the acceptance profile." for name in unknown})
     for name, value in changes.items():

@@ -20,7 +20,7 @@ from ..kinds import STARTABLE_CHECK_KINDS, kind_of
 from ..models import CheckResult, CheckRun
 from ..runners import SimulatedRunner
 from .options import clean_run_options
-from .progress import finished_count
+from .progress import check_run_summary_store, finished_count
 from .targets import build_targets, not_startable_message, result_row
 
 DISPATCH_TASK = "validation.tasks.check_run_dispatch"
@@ -136,6 +136,7 @@ def check_run_cancel(*, run: CheckRun, user=None) -> CheckRun:
         status=ResultStatus.CANCELLED, finished_at=timezone.now()
     )
     run.finish(status=JobStatus.CANCELLED, progress_done=finished_count(run))
+    check_run_summary_store(run=run)  # a target still running records later and clears it (progress.py)
     run.append_log(f"cancelled by {_who(user)}; {cancelled} pending target(s) will not run")
     return run
 

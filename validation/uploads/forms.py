@@ -13,8 +13,11 @@ class ToolUploadForm(forms.Form):
     node it came from and optionally the tool."""
 
     file = forms.FileField(help_text="The text a tool printed: mlxlink, ib_write_bw and friends, nccl-tests, "
-                                     "ibstat or ibstatus (a captured loop over devices is fine).")
-    host = forms.CharField(max_length=200, help_text="The node the output was captured on.")
+                                     "ibstat, ibstatus, ethtool -S or mlnx_qos -i (keep the command line: it "
+                                     "names the interface), or a switch's nv show qos roce (a captured loop "
+                                     "over devices is fine).")
+    host = forms.CharField(max_length=200, help_text="The node (or, for NVUE, the switch) the output was "
+                                                     "captured on.")
     tool = forms.ChoiceField(choices=TOOL_CHOICES, initial="auto", required=False)
 
     def clean_file(self):

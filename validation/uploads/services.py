@@ -1,8 +1,9 @@
 """Writes of tool-output uploads: accepting a file (page or node post) and turning it into check results.
 
 `tool_upload_create` keeps the file and queues it; the thin task calls `tool_upload_process`, which reads
-the text, detects the tool, matches every result to the upload's node and its ports (mlx5_3 -> rail 3, as
-the check runs number rails), judges it with the project's acceptance profile and files it as a
+the text, detects the tool, matches every result to the upload's device and its ports (mlx5_3 -> rail 3 and
+mlx5_8 -> the first storage port, as the check runs number them; eth3, stor0 or a switch's swp16 by name:
+uploads/filing.py), judges it with the project's acceptance profile and files it as a
 CheckResult of one run whose runner is "upload". All of that happens in one transaction: a file that
 cannot be read, or whose results cannot be filed, leaves no results behind, only the upload marked failed
 with the line that stopped it.
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -30,37 +30,33 @@ from inventory.models import Device
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, RunnerKind, UploadSource, Verdict
-from ..cluster import Node, Rail, gpu_nodes
 from ..kinds.link_health import previous_link_counters
 from ..models import CheckResult, CheckRun, ToolUpload
 from ..parsers import detect_tool, parse
 from ..parsers.base import ParseError
-from ..services import acceptance_profile_for
-from .judge import evaluate_port_state, rail_index, split_text
+from ..services import acceptance_profile_for, check_run_summary_store
+from . import roce
+from .filing import Filed, Place, PortFinder, UploadRejected, port_finder
+from .judge import evaluate_port_state, split_text
 
 logger = logging.getLogger(__name__)
 
 PARSE_TASK = "validation.tasks.tool_upload_parse"
 
-# The tools whose results concern a node or one of its ports. The others (topology dumps, ibdiagnet, lldp,
-# ethtool -m, nvidia-smi topo) describe the fabric or a module and are read elsewhere.
-UPLOAD_TOOLS = ("mlxlink", "perftest", "nccl", "ibstat", "ibstatus")
+# The tools whose results concern a node, a switch or one of their ports (the RoCE tools: uploads/roce.py).
+# The others (topology dumps, ibdiagnet, lldp, ethtool -m, nvidia-smi topo) describe the fabric or a module
+# and are read elsewhere.
+UPLOAD_TOOLS = ("mlxlink", "perftest", "nccl", "ibstat", "ibstatus", "ethtool_stats", "mlnx_qos", "nvue_qos")
 TOOL_CHECK_KINDS = {
     "mlxlink": CheckKind.LINK_HEALTH,
     "nccl": CheckKind.NCCL,
     "ibstat": CheckKind.PORT_STATE,
     "ibstatus": CheckKind.PORT_STATE,
+    "ethtool_stats": CheckKind.LINK_HEALTH,  # a port's NIC counters: what link health reads beside mlxlink
+    "mlnx_qos": CheckKind.LOSSLESS,
+    "nvue_qos": CheckKind.LOSSLESS,  # a switch's side (the upload's host is the switch)
     # perftest: GPU RDMA or CPU path, by whether the buffers were in GPU memory (see _perftest_results)
 }
-
-
-class UploadRejected(Exception):
-    """The file cannot become results; `line` is the 1-based line that says why."""
-
-    def __init__(self, line: int, message: str):
-        super().__init__(f"line {line}: {message}")
-        self.line = line
-        self.message = message
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -191,18 +187,6 @@ def _read_file(upload: ToolUpload) -> bytes:
         return handle.read()
 
 
-@dataclass
-class Filed:
-    """One result about to become a CheckResult."""
-
-    key: str
-    verdict: criteria.Verdict
-    metrics: dict
-    raw: str
-    rail: Rail | None = None
-    notes: list[criteria.Reason] = field(default_factory=list)
-
-
 def _file_results(upload: ToolUpload) -> None:
     text = read_text(_read_file(upload))
     if not text.strip():
@@ -217,54 +201,23 @@ def _file_results(upload: ToolUpload) -> None:
         raise UploadRejected(exc.line_no, f"{exc.message}; expected {exc.expected}") from exc
     if not parsed:
         raise UploadRejected(1, f"no {tool} results found in the file")
-    node = _node_of(upload)
+    finder = port_finder(upload.project, upload.device)
     profile = acceptance_profile_for(project=upload.project).as_criteria()
-    kind, filed = BUILDERS[tool](upload, parsed, text, node, profile)
+    kind, filed = BUILDERS[tool](upload, parsed, text, finder, profile)
     _save(upload, tool, kind, filed)
-
-
-def _node_of(upload: ToolUpload) -> Node:
-    """The upload's device with its compute rails, numbered as the check runs number them."""
-    for node in gpu_nodes(upload.project):
-        if node.device.pk == upload.device_id:
-            return node
-    return Node(device=upload.device, rails=())
-
-
-def _rail_for(node: Node, device_name: str | None) -> Rail | None:
-    index = rail_index(device_name)
-    if index is not None and index < len(node.rails):
-        return node.rails[index]
-    name = (device_name or "").strip()
-    return next((rail for rail in node.rails if rail.port.name == name), None)
-
-
-def _unmatched(node: Node, device_name: str | None) -> criteria.Reason:
-    if not device_name:
-        what = "the output does not name its device (mlx5_N), so it was not matched to a port"
-    else:
-        what = f"device {device_name!r} matches no compute port of {node.device.name}"
-        if node.rails:
-            what += f" (rails mlx5_0..mlx5_{len(node.rails) - 1}: {', '.join(r.port.name for r in node.rails)})"
-    return criteria.Reason(criteria.Outcome.WARN, what)
-
-
-def _key(node: Node, rail: Rail | None, device_name: str | None, index: int) -> str:
-    if rail is not None:
-        return f"{node.device.name}:{rail.port.name}"
-    return f"{node.device.name}:{device_name or f'#{index + 1}'}"
 
 
 def _with_notes(verdict: criteria.Verdict, notes: list[criteria.Reason]) -> criteria.Verdict:
     return criteria.Verdict.of([*verdict.reasons, *notes]) if notes else verdict
 
 
-def _mlxlink_results(upload, parsed, text, node, profile):
+def _mlxlink_results(upload, parsed, text, finder: PortFinder, profile):
     pieces = split_text(text, [r.line_no for r in parsed])
     filed = []
     for index, (result, raw) in enumerate(zip(parsed, pieces, strict=True)):
-        rail = _rail_for(node, result.device)
-        notes = [] if rail else [_unmatched(node, result.device)]
+        place = finder.find(result.device)
+        rail = place.rail if place else None
+        notes = [] if place else [finder.unmatched(result.device)]
         if rail:
             plan = rail.plan
             baseline = previous_link_counters(project_id=upload.project_id, port_id=rail.port.pk)
@@ -273,11 +226,12 @@ def _mlxlink_results(upload, parsed, text, node, profile):
         verdict = criteria.evaluate_link(result, plan=plan, profile=profile, baseline=baseline)
         metrics = result.to_dict()
         metrics.pop("sections", None)  # everything printed is in the raw output already
-        filed.append(Filed(_key(node, rail, result.device, index), _with_notes(verdict, notes), metrics, raw, rail))
+        filed.append(Filed(finder.key(place, result.device, index), _with_notes(verdict, notes), metrics, raw, place))
     return CheckKind.LINK_HEALTH, filed
 
 
-def _perftest_metrics(result, rail: Rail | None) -> dict:
+def _perftest_metrics(result, place: Place | None) -> dict:
+    rail = place.rail if place else None
     metrics = result.to_dict()
     if result.kind == "bw":
         rows = [r for r in result.rows if getattr(r, "bw_avg_gbps", None) is not None]
@@ -287,43 +241,43 @@ def _perftest_metrics(result, rail: Rail | None) -> dict:
             bw_avg_gbps=criteria.measured_bandwidth(result),
             bw_peak_gbps=getattr(largest, "bw_peak_gbps", None),
             msg_rate_mpps=getattr(largest, "msg_rate_mpps", None),
-            line_rate_gbps=rail.port.speed_gbps if rail else None,
+            line_rate_gbps=place.port.speed_gbps if place else None,
         )
     return metrics
 
 
-def _perftest_results(upload, parsed, text, node, profile):
+def _perftest_results(upload, parsed, text, finder: PortFinder, profile):
     """Client sides only when the file holds both (a server prints the same table)."""
     pieces = split_text(text, [r.line_no for r in parsed])
     pairs = [(r, raw) for r, raw in zip(parsed, pieces, strict=True) if r.role == "client"]
     pairs = pairs or list(zip(parsed, pieces, strict=True))
     filed = []
     for index, (result, raw) in enumerate(pairs):
-        rail = _rail_for(node, result.device)
-        notes = [] if rail else [_unmatched(node, result.device)]
+        place = finder.find(result.device)
+        notes = [] if place else [finder.unmatched(result.device)]
         if result.kind != "bw":
             verdict = criteria.Verdict.of(
                 [criteria.Reason(criteria.Outcome.PASS, f"{result.test}: latency kept; no acceptance criterion")]
             )
         else:
-            line_rate = rail.port.speed_gbps if rail else None
+            line_rate = place.port.speed_gbps if place else None
             verdict = criteria.evaluate_bandwidth(
                 result, gpu=result.use_cuda, line_rate_gbps=line_rate, profile=profile
             )
         filed.append(
             Filed(
-                _key(node, rail, result.device, index),
+                finder.key(place, result.device, index),
                 _with_notes(verdict, notes),
-                _perftest_metrics(result, rail),
+                _perftest_metrics(result, place),
                 raw,
-                rail,
+                place,
             )
         )
     kind = CheckKind.GPU_RDMA if any(r.use_cuda for r, _ in pairs) else CheckKind.CPU_BANDWIDTH
     return kind, filed
 
 
-def _nccl_results(upload, parsed, text, node, profile):
+def _nccl_results(upload, parsed, text, finder: PortFinder, profile):
     pieces = split_text(text, [r.line_no for r in parsed])
     filed = []
     for result, raw in zip(parsed, pieces, strict=True):
@@ -334,21 +288,21 @@ def _nccl_results(upload, parsed, text, node, profile):
     return CheckKind.NCCL, filed
 
 
-def _port_state_results(upload, parsed, text, node, profile):
+def _port_state_results(upload, parsed, text, finder: PortFinder, profile):
     pieces = split_text(text, [r.line_no for r in parsed])
     filed = []
     for index, (result, raw) in enumerate(zip(parsed, pieces, strict=True)):
         name = getattr(result, "ca", None) or getattr(result, "device", None)
-        rail = _rail_for(node, name)
-        notes = [] if rail else [_unmatched(node, name)]
+        place = finder.find(name)
+        notes = [] if place else [finder.unmatched(name)]
         verdict = evaluate_port_state(
             state=result.state,
             physical_state=result.physical_state,
             rate_gbps=result.rate_gbps,
-            planned_gbps=rail.port.speed_gbps if rail else None,
+            planned_gbps=place.port.speed_gbps if place else None,
         )
-        key = _key(node, rail, f"{name}/{result.port}" if not rail else name, index)
-        filed.append(Filed(key, _with_notes(verdict, notes), result.to_dict(), raw, rail))
+        key = finder.key(place, f"{name}/{result.port}" if not place else name, index)
+        filed.append(Filed(key, _with_notes(verdict, notes), result.to_dict(), raw, place))
     return CheckKind.PORT_STATE, filed
 
 
@@ -358,6 +312,9 @@ BUILDERS = {
     "nccl": _nccl_results,
     "ibstat": _port_state_results,
     "ibstatus": _port_state_results,
+    "ethtool_stats": roce.ethtool_stats_results,
+    "mlnx_qos": roce.mlnx_qos_results,
+    "nvue_qos": roce.nvue_qos_results,
 }
 
 
@@ -393,6 +350,9 @@ def _save(upload: ToolUpload, tool: str, kind: str, filed: list[Filed]) -> None:
     run.full_clean()
     run.save()
     CheckResult.objects.bulk_create([_result_row(run, upload, item, now) for item in filed], batch_size=500)
+    # The run is done with all its results: store its figures as the engine does when a run closes, so its
+    # pages read them instead of counting the results on every view.
+    check_run_summary_store(run=run)
     upload.finish(
         tool=tool,
         run=run,
@@ -405,16 +365,16 @@ def _save(upload: ToolUpload, tool: str, kind: str, filed: list[Filed]) -> None:
 
 
 def _result_row(run: CheckRun, upload: ToolUpload, item: Filed, now) -> CheckResult:
-    rail = item.rail
+    place = item.place
     verdict = item.verdict
     return CheckResult(
         run=run,
         target_key=CheckResult.fit_key(item.key),
         status=ResultStatus.ERROR if verdict.outcome == criteria.Outcome.ERROR else ResultStatus.DONE,
         device=upload.device,
-        port=rail.port if rail else None,
-        cable_id=rail.cable_id if rail else None,
-        optic=rail.optic if rail else None,
+        port=place.port if place else None,
+        cable_id=place.cable_id if place else None,
+        optic=place.optic if place else None,
         host=upload.host,
         raw_output=item.raw,
         metrics=item.metrics,
