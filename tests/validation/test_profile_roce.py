@@ -113,3 +113,14 @@ def test_settings_stored_past_the_checks_refuse_the_run_clearly(project, manager
     with pytest.raises(ValidationError) as refused:
         roce_settings(project)
     assert "roce: expected an object of settings" in str(refused.value)
+
+
+def test_the_bandwidth_matrix_carries_the_projects_gid_and_traffic_class(project, manager, start):
+    catalogue_load_shipped()
+    model = HardwareModel.objects.get(part_number="B300-8GPU-ETH")
+    for name in ("roce-001", "roce-002"):
+        device_create(project=project, hardware_model=model, name=name, role=DeviceRole.GPU_NODE)
+    acceptance_profile_update(project=project, user=manager, roce={"gid_index": 5, "dscp": 24})
+    run = start(CheckKind.BANDWIDTH_MATRIX)
+    argv = run.results.get().params["rails"][0]["client_command"].split()
+    assert argv[argv.index("-x") + 1] == "5" and argv[argv.index("--tclass") + 1] == "98"

@@ -10,7 +10,7 @@ from delivery.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, Verdict
-from ..cluster import Node
+from ..cluster import Node, roce_settings
 from ..models import CheckRun
 from ..runners.schedule import round_robin_rounds
 from .base import (
@@ -50,10 +50,12 @@ def build_targets(nodes: list[Node], options: dict, project: Project) -> list[Ta
     nodes = only_the_named(nodes, options.get("nodes"))
     gpu = options.get("use_cuda", True)
     rails = min((len(n.rails) for n in nodes), default=0)
+    # A RoCE fabric's tests carry the project's GID index and traffic class, as the per-rail kinds' do.
+    roce = roce_settings(project) if any(r.ethernet for n in nodes for r in n.rails) else None
     targets = []
     for round_no, pairs in enumerate(round_robin_rounds(nodes)):
         for a, b in pairs:
-            rail_params = [perftest_params(a, b, r, gpu=gpu) for r in range(rails)]
+            rail_params = [perftest_params(a, b, r, gpu=gpu, roce=roce) for r in range(rails)]
             targets.append(
                 Target(
                     key=f"{a.name}~{b.name}",
