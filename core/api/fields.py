@@ -6,6 +6,28 @@ from drf_spectacular.plumbing import ResolvedComponent
 from rest_framework import serializers
 
 BLANK = {"type": "string", "enum": [""]}
+MAX_KEY_LENGTH = 200  # longer than any code, name or part number a row has
+
+
+def is_storable_key(data) -> bool:
+    """Whether `data` could name a row at all: text the database could hold, no longer than any key. On
+    PostgreSQL a lookup with a NUL byte fails in the database (a 500) instead of finding nothing."""
+    return not isinstance(data, str) or ("\x00" not in data and len(data) <= MAX_KEY_LENGTH)
+
+
+def shown_key(data) -> str:
+    text = str(data).replace("\x00", "\\x00")
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+class NaturalKeyField(serializers.SlugRelatedField):
+    """A related row named by its text key (a project's code, a rack's name, a part number). A key no row
+    could have is refused as not found before the lookup reaches the database."""
+
+    def to_internal_value(self, data):
+        if not is_storable_key(data):
+            self.fail("does_not_exist", slug_name=self.slug_field, value=shown_key(data))
+        return super().to_internal_value(data)
 
 
 class NamedEnumField(serializers.ChoiceField):

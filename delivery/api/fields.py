@@ -4,10 +4,11 @@ ground (access and models), never its services, so a domain app's serializers ma
 from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
+from core.api.fields import NaturalKeyField, is_storable_key
 from delivery.access import visible_projects
 
 
-class VisibleProjectField(serializers.SlugRelatedField):
+class VisibleProjectField(NaturalKeyField):
     """A project given by its code, chosen among the projects the requesting user can see, so an
     outsider's write gets a 400 that does not reveal whether the project exists."""
 
@@ -28,6 +29,8 @@ class UsernameField(serializers.CharField):
 
     def to_internal_value(self, data):
         username = super().to_internal_value(data)
+        if not is_storable_key(username):  # a NUL byte would fail the lookup itself on PostgreSQL
+            self.fail("no_such_user")
         user = get_user_model().objects.filter(username=username, is_active=True).first()
         if user is None:
             self.fail("no_such_user")

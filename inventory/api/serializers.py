@@ -19,7 +19,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.api.exceptions import django_errors_as_400
-from core.api.fields import named_enum_field
+from core.api.fields import NaturalKeyField, named_enum_field
 from delivery.access import scope_to_user, visible_projects
 from delivery.api.fields import VisibleProjectField
 from delivery.models import Project
@@ -47,7 +47,7 @@ PortKindField = named_enum_field(PortKind)
 TEXT_INPUT = {"base_template": "input.html"}
 
 
-class InProjectSlugField(serializers.SlugRelatedField):
+class InProjectSlugField(NaturalKeyField):
     """A related row named by its natural key, looked up only within the project of the row being
     written (the parent serializer's target_project())."""
 
@@ -220,9 +220,7 @@ class HardwareModelDetailSerializer(HardwareModelSerializer):
 
 
 class DeviceSerializer(ProjectRowSerializer):
-    hardware_model = serializers.SlugRelatedField(
-        slug_field="part_number", queryset=HardwareModel.objects.all()
-    )
+    hardware_model = NaturalKeyField(slug_field="part_number", queryset=HardwareModel.objects.all())
     rack = InProjectSlugField(
         slug_field="name", queryset=Rack.objects.all(), required=False, allow_null=True,
         error_messages={"does_not_exist": "No rack named “{value}” in this project."},
