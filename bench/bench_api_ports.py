@@ -24,8 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_fabric_view import allow_test_client, measure_get  # noqa: E402
-from harness import arguments, bench_project, client_for  # noqa: E402
+from harness import arguments, bench_project, client_for, measure_page  # noqa: E402
 
 GOAL_MS = 150
 
@@ -41,18 +40,17 @@ def main() -> None:
         with bench_project(servers) as bench:
             from inventory.models import Port
 
-            allow_test_client()
             client = client_for(bench.manager)
             ids = Port.objects.filter(device__project=bench.project).order_by("id").values_list("id", flat=True)
             total = ids.count()
             deep = ids[int(total * 0.9)]
-            measure_get("API ports list, first page", servers, client, "/api/ports/", repeat=args.repeat,
+            measure_page("API ports list, first page", servers, client, "/api/ports/", repeat=args.repeat,
                         goal_ms=GOAL_MS, extra=f"{total:,} ports")
-            measure_get("API ports list, 90% deep by cursor", servers, client,
+            measure_page("API ports list, 90% deep by cursor", servers, client,
                         f"/api/ports/?cursor={cursor_after(deep)}", repeat=args.repeat, goal_ms=GOAL_MS)
-            measure_get("API ports list, page_size=500", servers, client, "/api/ports/?page_size=500",
+            measure_page("API ports list, page_size=500", servers, client, "/api/ports/?page_size=500",
                         repeat=args.repeat, goal_ms=GOAL_MS)
-            measure_get("API cables list, first page", servers, client, "/api/cables/", repeat=args.repeat,
+            measure_page("API cables list, first page", servers, client, "/api/cables/", repeat=args.repeat,
                         goal_ms=None)
 
 

@@ -20,8 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_fabric_view import allow_test_client, measure_get  # noqa: E402
-from harness import arguments, bench_project, client_for  # noqa: E402
+from harness import arguments, bench_project, client_for, measure_page  # noqa: E402
 
 GOAL_MS = 200
 
@@ -36,14 +35,13 @@ def main() -> None:
             from inventory.choices import DeviceRole
             from inventory.models import Device
 
-            allow_test_client()
             client = client_for(bench.manager)
             leaf = (Device.objects.filter(project=bench.project, role=DeviceRole.LEAF)
                     .annotate(port_total=Count("ports")).order_by("-port_total", "name").first())
             page = reverse("inventory:device-detail", args=[bench.project.code, leaf.pk])
             what = f"{leaf.name}, {leaf.port_total} ports"
-            measure_get("leaf switch page", servers, client, page, repeat=args.repeat, goal_ms=GOAL_MS, extra=what)
-            measure_get("  its ports, page 5", servers, client, f"{page}?ports_page=5", repeat=args.repeat,
+            measure_page("leaf switch page", servers, client, page, repeat=args.repeat, goal_ms=GOAL_MS, extra=what)
+            measure_page("  its ports, page 5", servers, client, f"{page}?ports_page=5", repeat=args.repeat,
                         goal_ms=GOAL_MS)
 
 

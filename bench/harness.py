@@ -265,3 +265,19 @@ def client_for(user):
     client = Client()
     client.force_login(user)
     return client
+
+
+def measure_page(row: str, servers: int, client, url: str, *, repeat: int, goal_ms: float | None,
+                 extra: str = "") -> None:
+    """GET `url` through `client` (which must answer 200) with `measure`, and print its line with the answer's
+    size: what the page benches (fabric view, API lists, leaf page) share."""
+    sizes: list[int] = []
+
+    def step():
+        response = client.get(url)
+        assert response.status_code == 200, (url, response.status_code, response.content[:200])
+        sizes.append(len(response.content))
+
+    figures = measure(step, repeat=repeat)
+    figures.extra = f"{sizes[-1] / 1000:8.1f} KB" + (f"  {extra}" if extra else "")
+    report(row, servers, figures, goal_ms=goal_ms)

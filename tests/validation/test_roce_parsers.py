@@ -3,8 +3,6 @@ NVUE's `nv show ... qos roce`, and mlxlink on Ethernet ports. Pure Python: no da
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from validation.parsers import ParseError, detect_tool, ethtool_stats, mlnx_qos, nvue_qos, parse
@@ -187,9 +185,8 @@ def test_roce_commands_quote_what_comes_from_the_inventory():
     ],
 )
 def test_a_megabyte_line_is_refused_in_one_pass(parser, text):
-    """Patterns that backtracked took hours on one long line (a 40,000-character one took 15 s): an upload may
-    be 20 MB. The bound is a hostile-input limit, far above the milliseconds one pass takes."""
-    started = time.perf_counter()
+    """Patterns that backtracked took hours on one long line (a 40,000-character one took 15 s; an upload may
+    be 20 MB). One pass refuses these in milliseconds; a pattern that backtracks again would keep this test
+    running for hours, which no run of the suite survives."""
     with pytest.raises(ParseError):
         parser(text)
-    assert time.perf_counter() - started < 5
