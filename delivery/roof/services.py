@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from functools import cache
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import IntegrityError, transaction
+from django.db import connection, transaction
 from django.db.models import Count, Max, Q
 from django.urls import reverse
 from django.utils import timezone
@@ -362,19 +363,31 @@ def gates_recompute_after_commit(*, project_id: int) -> None:
 
 
 def gates_recompute_request(*, project_id: int) -> bool:
-    """Queue a recompute of the project's gates unless one is already queued (one conditional UPDATE, so a
-    burst of scans queues one task). Called after the evidence's transaction committed; a project without
-    stages asks for nothing. True when this call queued it."""
-    if not Stage.objects.filter(project_id=project_id).exists():
-        return False
-    try:
-        row, _ = GateRecompute.objects.get_or_create(project_id=project_id)
-    except IntegrityError:  # created by a concurrent request in the meantime
-        row = GateRecompute.objects.get(project_id=project_id)
-    claimed = GateRecompute.objects.filter(pk=row.pk, pending=False).update(pending=True, requested_at=timezone.now())
+    """Queue a recompute of the project's gates unless one is already queued, so a burst of scans queues one
+    task. Called after the evidence's transaction committed (by every accepted scan: at 200 scans a second it
+    is one statement, written out, not an exists() and a get_or_create() compiled each time); a project
+    without stages asks for nothing. True when this call queued it."""
+    with connection.cursor() as cursor:
+        cursor.execute(_claim_sql(), [project_id, connection.ops.adapt_datetimefield_value(timezone.now()),
+                                      project_id])
+        claimed = cursor.fetchone() is not None
     if claimed:
         enqueue_on_commit(RECOMPUTE_TASK, project_id)
-    return bool(claimed)
+    return claimed
+
+
+@cache
+def _claim_sql() -> str:
+    """Claim the project's recompute flag in one statement: make its row pending (created on first use,
+    only for a project with stages) unless it is pending already. The row lock of the upsert decides
+    between two requests at the same moment: one returns the row (and queues the task), the other nothing."""
+    flag, stage = GateRecompute._meta.db_table, Stage._meta.db_table
+    return (
+        f'INSERT INTO "{flag}" ("project_id", "pending", "requested_at") '
+        f'SELECT %s, TRUE, %s WHERE EXISTS (SELECT 1 FROM "{stage}" WHERE "project_id" = %s) '
+        f'ON CONFLICT ("project_id") DO UPDATE SET "pending" = TRUE, "requested_at" = EXCLUDED."requested_at" '
+        f'WHERE "{flag}"."pending" = FALSE RETURNING "id"'
+    )
 
 
 def gates_recompute_run(*, project_id: int) -> list[Stage]:

@@ -361,6 +361,29 @@ def test_many_changes_in_one_transaction_ask_for_one_recompute(world, technician
     assert asked == [world.project.pk, world.project.pk]
 
 
+def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_without_stages_asks_nothing(
+    world, monkeypatch
+):
+    from delivery.roof import services
+    from delivery.services import project_create
+
+    queued = []
+    monkeypatch.setattr(services, "enqueue_on_commit", lambda task, project_id: queued.append(project_id))
+    bare = project_create(code="BARE-1", name="No stages", customer_name="Nobody")
+    assert not services.gates_recompute_request(project_id=bare.pk)
+    assert not GateRecompute.objects.filter(project=bare).exists()  # no row made for a project without stages
+
+    project = world.project
+    GateRecompute.objects.filter(project=project).delete()
+    assert services.gates_recompute_request(project_id=project.pk)  # the row made, pending
+    assert not services.gates_recompute_request(project_id=project.pk)  # queued already: nothing more
+    row = GateRecompute.objects.get(project=project)
+    assert row.pending and row.requested_at is not None
+    GateRecompute.objects.filter(pk=row.pk).update(pending=False)  # as the task does first
+    assert services.gates_recompute_request(project_id=project.pk)
+    assert queued == [project.pk, project.pk]
+
+
 def test_the_recompute_task_clears_the_flag_and_stores_the_gates(world):
     from delivery.roof.tasks import gates_recompute_task
 
