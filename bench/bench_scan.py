@@ -27,9 +27,13 @@ Two phases, after a warm-up:
 Before the server starts it also prints the queries one scan of each kind costs (in-process, the same
 code path as the endpoint); after the paced phase, the CPU a scan cost the gunicorn workers and the
 PostgreSQL backends (their /proc entries: the figure that decides the rate a machine can take, whatever else
-runs on it; at 200 scans/s on two cores the two together must stay well under 10 ms). `--db-options
-"server_side_binding=true&prepare_threshold=2"` has psycopg prepare the statements it sees again: the
-database then plans each once per connection.
+runs on it; at 200 scans/s on two cores the two together must stay well under 10 ms).
+
+The server runs as production does: prepared statements (settings: psycopg prepares a statement it sees
+again, so the database plans each once per connection; DATABASE_PREPARED=0 in the environment measures
+without), and a broker (Redis database 15, or BENCH_CELERY_BROKER_URL) to which each accepted scan hands the
+recompute of the project's stage gates (the project has its stages, as every project has); no worker runs
+them, and the queue is emptied at the end. `--db-options` adds psycopg options to the server's DATABASE_URL.
 """
 
 from __future__ import annotations
@@ -62,6 +66,10 @@ REPLAY_EVERY = 50
 LOOKUP_SHARE = 0.25
 WARM_UP_SCANS = 300
 REQUEST_TIMEOUT_S = 10
+# Where the server queues the gates' recomputes that accepted scans ask for, as in production (with no broker
+# the task would run inside the scan's request). No worker takes them: the bench measures the endpoint. Its
+# own Redis database, emptied at the end.
+BROKER_URL = os.environ.get("BENCH_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 
 # --- the project ----------------------------------------------------------------------------------------
@@ -69,6 +77,7 @@ REQUEST_TIMEOUT_S = 10
 
 def _setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
+    os.environ["CELERY_BROKER_URL"] = BROKER_URL  # queued, as the server does, not run in the scan
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "bringup.settings")
     import django
 
@@ -88,6 +97,7 @@ def build(spec_path: Path, clients: int) -> None:
     catalogue_for_fabric_3()
     project = Project.objects.create(code=CODE, name="Bench scans", customer_name="Bench")
     plan_apply(project=project, planned=plan(load_spec(spec_path), check=False))
+    stages_ready(project)
     print(f"built {CODE} from {spec_path.name} in {time.perf_counter() - started:.0f} s")
     technicians(project, clients)
 
@@ -123,6 +133,23 @@ def database_ready() -> None:
         if missing:
             print(f"made the resolver's indexes this database lacked: {', '.join(missing)}")
         cursor.execute("ANALYZE")
+
+
+def stages_ready(project) -> None:
+    """The project's stages, as every real project has them (a --reuse database from before may lack them):
+    each accepted scan then asks for a recompute of their gates, as on a site."""
+    from delivery.roof.models import Stage
+    from delivery.roof.services import stages_create_from_template
+
+    if not Stage.objects.filter(project=project).exists():
+        stages_create_from_template(project=project)
+
+
+def broker_empty() -> None:
+    """Drop the recomputes the bench's scans queued (no worker took them)."""
+    import redis
+
+    redis.Redis.from_url(BROKER_URL).flushdb()
 
 
 def technicians(project, clients: int) -> list[str]:
@@ -225,7 +252,7 @@ def free_port() -> int:
 
 def start_gunicorn(url: str, port: int, workers: int, worker_class: str) -> subprocess.Popen:
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "0", "DJANGO_SECRET_KEY": "bench-only-secret",
-           "DATABASE_CONN_MAX_AGE": "600", "DJANGO_ALLOWED_HOSTS": "127.0.0.1"}
+           "DATABASE_CONN_MAX_AGE": "600", "DJANGO_ALLOWED_HOSTS": "127.0.0.1", "CELERY_BROKER_URL": BROKER_URL}
     gunicorn = Path(sys.executable).with_name("gunicorn")
     if not gunicorn.exists():
         sys.exit(f"{gunicorn} is missing: pip install gunicorn (the production web server, see docs)")
@@ -397,6 +424,8 @@ async def client(port: int, work: Work, phase: Phase, *, stop_at: float, count: 
         while work.scans and time.monotonic() < stop_at and (count is None or sent < count):
             if pace_s:
                 await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                if time.monotonic() >= stop_at:
+                    break  # its next scan falls after the phase: counting it would stretch the phase's seconds
                 next_at += rng.expovariate(1 / pace_s)  # scans arrive at random, at the client's rate
             if last is not None and rng.randrange(REPLAY_EVERY) == 0:
                 body = last  # the same scan sent again (an offline replay): recorded once
@@ -463,6 +492,7 @@ def main(argv: list[str]) -> None:
             build(Path(args.spec), args.clients)
         project = Project.objects.get(code=CODE)
         database_ready()
+        stages_ready(project)
         keys = technicians(project, args.clients)
         print(f"queries per scan (the endpoint in-process, token auth included): {queries_per_scan(project, keys)}")
         works = workload(project, keys)
@@ -490,16 +520,19 @@ def main(argv: list[str]) -> None:
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         saturated = asyncio.run(run_phase(port, works, "saturated", seconds=args.seconds / 3))
         saturated.report()
+        # The paced phase's rate is the offered one, within the noise of random arrivals (4,000 scans in 20 s
+        # vary by about 60): answered at 97 % of it, nothing was left waiting.
         ok = paced.latencies and not paced.errors
         p99 = sorted(paced.latencies)[int(0.99 * len(paced.latencies))] * 1000 if ok else float("inf")
         rate = len(paced.latencies) / paced.seconds if ok else 0
         print(f"goal p99 < 100 ms at {args.clients} clients and >= 200 scans/s: p99 {p99:.1f} ms at {rate:.0f} "
               f"scans/s, {len(saturated.latencies) / saturated.seconds:.0f} scans/s at most: "
-              + ("met" if p99 < 100 and rate >= 195 and len(saturated.latencies) / saturated.seconds >= 200
+              + ("met" if p99 < 100 and rate >= 0.97 * args.rate and len(saturated.latencies) / saturated.seconds >= 200
                  else "NOT met"))
     finally:
         if server is not None:
             stop(server)
+            broker_empty()
         from django.db import connections
 
         connections.close_all()
