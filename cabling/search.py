@@ -51,14 +51,17 @@ class Match:
         return reverse("inventory:optic-detail", args=[code, self.obj.pk])
 
 
-def resolve_code(*, user, project: Project, code: str | ParsedCode) -> list[Match]:
-    """Every object of the project this code names (CodeError for a code that cannot be one)."""
+def resolve_code(*, user, project: Project, code: str | ParsedCode, lock_cable: bool = False) -> list[Match]:
+    """Every object of the project this code names (CodeError for a code that cannot be one).
+
+    lock_cable (inside a transaction): the cable an end code names is read locked (FOR UPDATE), for a scan
+    that goes on to confirm the end; its ends are to be read after this, under the lock."""
     parsed = code if isinstance(code, ParsedCode) else parse_code(code)
     if not _sees(user, project):
         return []
     matches: list[Match] = []
     if parsed.cable_end:
-        matches += _cable_ends(project, parsed)
+        matches += _cable_ends(project, parsed, lock=lock_cable and connection.features.has_select_for_update)
     if parsed.port:
         matches += _ports_by_name(project, *parsed.port)
     if parsed.end_tag:
@@ -91,7 +94,7 @@ def _upper(alias: str, column: str) -> str:
 
 
 @cache
-def _cable_end_sql():
+def _cable_end_sql(lock: bool):
     parts = (columns_of(CableEnd, "e"), columns_of(Cable, "c"), columns_of(Port, "p"), columns_of(Device, "d"))
     sql = (
         f'SELECT {", ".join(part.sql for part in parts)} FROM "cabling_cableend" e '
@@ -99,13 +102,16 @@ def _cable_end_sql():
         'JOIN "inventory_device" d ON d."id" = p."device_id" '
         f'WHERE c."project_id" = %s AND {_upper("c", "label")} = UPPER(%s) AND e."side" = %s '
         f'ORDER BY e."position" LIMIT {MAX_MATCHES}'
+        # The cable row only: it is what every writer of a cable's ends locks first (cable_ends.locked_ends),
+        # and the locked row is read as it is now; the ends' own columns may be older, so they are read again.
+        + (' FOR UPDATE OF c' if lock else '')
     )
     return sql, parts
 
 
-def _cable_ends(project, parsed: ParsedCode) -> list[Match]:
+def _cable_ends(project, parsed: ParsedCode, *, lock: bool = False) -> list[Match]:
     wanted = parsed.cable_end
-    sql, parts = _cable_end_sql()
+    sql, parts = _cable_end_sql(lock)
     ends = []
     for row in fetch(sql, [project.pk, wanted.label, wanted.side]):
         end, cable, port, device = joined(row, *parts)

@@ -86,8 +86,9 @@ def test_two_technicians_verify_one_cable_at_the_same_moment(fabric, technician,
         return lambda: scan_record(user=user, project=fabric.project, action="cable_end", code="C00001/B",
                                    port_code="leaf-01:p1").event
 
-    # Both resolved the code and the port and are about to lock the cable: one gets it, the other waits.
-    with hold_until_all_arrive(scans, "locked_ends", 2):
+    # Both checked their input and are about to resolve the code, which locks the cable: one gets it, the
+    # other waits.
+    with hold_until_all_arrive(scans, "resolve_code", 2):
         events = at_once(last_end(technician), last_end(manager))
     assert all(isinstance(e, ScanEvent) for e in events), events
     results = sorted(e.result for e in events)
@@ -98,6 +99,24 @@ def test_two_technicians_verify_one_cable_at_the_same_moment(fabric, technician,
     assert winner.user.username in loser.reason
     cable = Cable.objects.get(pk=fabric.c1.pk)
     assert (cable.status, cable.verified_by) == (CableStatus.VERIFIED, winner.user)
+    assert cable.history.filter(status=CableStatus.VERIFIED).count() == 1
+
+
+def test_two_technicians_confirm_the_two_ends_of_one_cable_at_the_same_moment(fabric, technician, manager):  # noqa: F811
+    def end(user, code, port_code):
+        return lambda: scan_record(user=user, project=fabric.project, action="cable_end", code=code,
+                                   port_code=port_code).event
+
+    # The second to get the cable's lock must see the first's confirmation (its ends are read under the lock,
+    # not with the code): then it is the one that verifies the cable.
+    with hold_until_all_arrive(scans, "resolve_code", 2):
+        events = at_once(end(technician, "C00001/A", "gpu-001:ib0/0"), end(manager, "C00001/B", "leaf-01:p1"))
+    assert all(isinstance(e, ScanEvent) for e in events), events
+    assert [e.result for e in events] == [ScanResult.ACCEPTED, ScanResult.ACCEPTED]
+    assert sum("is verified" in e.reason for e in events) == 1, [e.reason for e in events]
+    cable = Cable.objects.get(pk=fabric.c1.pk)
+    assert cable.status == CableStatus.VERIFIED
+    assert not CableEnd.objects.filter(cable=cable, confirmed_at=None).exists()
     assert cable.history.filter(status=CableStatus.VERIFIED).count() == 1
 
 
@@ -133,9 +152,9 @@ def test_one_scan_replayed_three_times_at_once_is_recorded_once(fabric, technici
         answer = api.post("/api/scans/", body, format="json")
         return answer.status_code, answer.json()
 
-    # All three performed the scan's checks and are about to lock the cable; the key's unique constraint
-    # decides which event is recorded, and the others answer with it.
-    with hold_until_all_arrive(scans, "locked_ends", 3):
+    # All three performed the scan's checks and are about to resolve the code, which locks the cable; the
+    # key's unique constraint decides which event is recorded, and the others answer with it.
+    with hold_until_all_arrive(scans, "resolve_code", 3):
         answers = at_once(send, send, send)
     assert all(isinstance(a, tuple) for a in answers), answers
     assert sorted(status for status, _ in answers) == [200, 200, 201]

@@ -222,7 +222,9 @@ def _is_int(value) -> bool:
 
 
 def _perform(scan: _Scan) -> ScanEvent:
-    scan.matches = resolve_code(user=scan.user, project=scan.project, code=scan.parsed)
+    # A cable-end scan locks the cable its end code names as it resolves it (its ends are read under the lock).
+    scan.matches = resolve_code(user=scan.user, project=scan.project, code=scan.parsed,
+                                lock_cable=scan.action == ScanAction.CABLE_END)
     handler = {
         ScanAction.LOOKUP: _lookup, ScanAction.RACK: _rack, ScanAction.OPTIC: _optic,
         ScanAction.CABLE_END: _cable_end,
@@ -449,7 +451,7 @@ def _cable_end(scan: _Scan) -> _Verdict:
     where, refusal = _where(scan)
     if where is None:
         return _refused(refusal, cable=cable, cable_end=named)
-    ends = locked_ends(cable.pk)
+    ends = locked_ends(cable.pk, locked=cable if named is not None else None)
     if not ends:
         return _refused(f"{cable.label} has no ends in the plan.", cable=cable, port=where)
     cable = ends[0].cable

@@ -127,8 +127,8 @@ def test_a_wrong_or_an_inactive_users_token_is_a_401_and_an_outsider_gets_404(fa
 # (2) and the gates' request waits for a commit that never comes. At 200 scans a second each query more is felt:
 # this is the budget.
 SCAN_QUERIES = {
-    "postgresql": {"lookup": 9, "first end": 9, "last end": 9},
-    "sqlite": {"lookup": 9, "first end": 13, "last end": 15},
+    "postgresql": {"lookup": 9, "first end": 8, "last end": 8},
+    "sqlite": {"lookup": 9, "first end": 12, "last end": 14},
 }
 
 
