@@ -7,6 +7,7 @@ from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
 from core.api.fields import named_enum_field
+from core.api.serializers import FlatInputSerializer
 from core.choices import JobStatus
 
 from ..choices import CableStatus, FabricState, ScanAction, ScanResult, ScanSource, Side
@@ -236,8 +237,8 @@ SideField = named_enum_field(Side)
 FabricStateField = named_enum_field(FabricState)
 
 
-class ScanWhereSerializer(serializers.Serializer):
-    """What a scan sends besides its project and action."""
+class ScanWhereSerializer(FlatInputSerializer):
+    """What a scan sends besides its project and action (read by every scan: FlatInputSerializer)."""
 
     code = TextField(max_length=MAX_CODE_LENGTH, trim_whitespace=False,
                      help_text="The code exactly as read: a serial, asset tag, device name, cable label, cable end "
