@@ -27,10 +27,11 @@ Steps, each timed alone:
   database  read the inventory and the plan; the whole service (files stored, read, mapped, compared, its
             rows written, identities learned, cables moved) the first time (learning 16,384 MACs) and the
             second time (nothing new to learn)
-Each service run prints its wall time and this process's CPU time (on a shared machine the wall time
-also holds other processes' turns; PostgreSQL's own work is in the wall time only) and the statements it
-sent, by kind. Peak memory: tracemalloc over the pure steps (run again under tracing: tracing slows Python,
-so its time is not reported) and the process's maxrss.
+Each service run prints its wall time, this process's CPU time and its PostgreSQL backend's CPU time (read
+from /proc when the server runs on this machine and its processes are readable; on a shared machine the wall
+time also holds other processes' turns, the two CPU times do not) and the statements it sent, by kind.
+Both the first and the second comparison have the goal of 3 s. Peak memory: tracemalloc over the pure steps
+(run again under tracing: tracing slows Python, so its time is not reported) and the process's maxrss.
 """
 
 from __future__ import annotations
@@ -111,8 +112,25 @@ def pure_steps(outputs: dict[str, str], inventory, planned) -> tuple[dict[str, f
     return times, observation, result
 
 
+def backend_cpu_seconds() -> float | None:
+    """CPU seconds the PostgreSQL backend of this connection has used so far, from /proc/<pid>/stat (utime +
+    stime), when the server runs on this machine and its processes are readable; None otherwise."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measured(step, profile_to: Path | None):
-    """(what step() returns, (its wall time, this process's CPU time), the statements it sent counted by
+    """(what step() returns, (its wall time, this process's CPU time, its PostgreSQL backend's CPU time or None),
+    the statements it sent counted by
     their first word, the wall time spent waiting on them); under cProfile (its stats written to
     `profile_to`, the slowest statements printed) when given, which slows Python: compare such times only
     with each other."""
@@ -134,6 +152,7 @@ def measured(step, profile_to: Path | None):
                 slowest.append((took, " ".join(sql.split())[:150]))
 
     profiler = cProfile.Profile() if profile_to else None
+    backend = backend_cpu_seconds()  # before the wrapper: this statement is not the step's
     with connection.execute_wrapper(count):
         start, cpu = time.perf_counter(), time.process_time()
         if profiler:
@@ -142,6 +161,8 @@ def measured(step, profile_to: Path | None):
         if profiler:
             profiler.disable()
         seconds = (time.perf_counter() - start, time.process_time() - cpu)
+    after = backend_cpu_seconds()
+    seconds += (after - backend if None not in (backend, after) else None,)
     if profiler:
         profile_to.parent.mkdir(parents=True, exist_ok=True)
         profiler.dump_stats(profile_to)
@@ -280,10 +301,11 @@ def run(spec_path: Path, project, *, profile: Path | None = None) -> None:
     print(f"  db:   {'both at once, the cable ends read once':46} {read_both:7.2f} s")
     print(f"  {'mapping + comparison with its database reads':52} {pure + read_inventory + read_plan:7.2f} s")
     print(f"  service, first comparison: files kept (read from memory), compared, {learned:,} MACs learned, "
-          f"{first.cables_changed:,} cables moved: {first_s[0]:.2f} s (CPU of this process {first_s[1]:.2f} s)")
+          f"{first.cables_changed:,} cables moved: {first_s[0]:.2f} s (CPU of this process {first_s[1]:.2f} s"
+          f"{_backend_text(first_s[2])})   goal < {GOAL_S:.0f} s: {_verdict(first_s)}")
     print(f"  service, second comparison: nothing new to learn, {second.cables_changed} cables moved: "
-          f"{second_s[0]:.2f} s (CPU of this process {second_s[1]:.2f} s)   goal < {GOAL_S:.0f} s: "
-          + ("met" if second_s[0] < GOAL_S else "met in CPU time" if second_s[1] < GOAL_S else "MISSED"))
+          f"{second_s[0]:.2f} s (CPU of this process {second_s[1]:.2f} s{_backend_text(second_s[2])})   "
+          f"goal < {GOAL_S:.0f} s: {_verdict(second_s)}")
     for name, statements, waited in (("first", first_sql, first_db), ("second", second_sql, second_db)):
         print(f"  statements, {name} comparison: {sum(statements.values())} ("
               + ", ".join(f"{n} {kind}" for kind, n in statements.most_common()) + f"), {waited:.2f} s waiting "
@@ -291,6 +313,19 @@ def run(spec_path: Path, project, *, profile: Path | None = None) -> None:
     load = os.getloadavg()[0]
     print(f"  load average {load:.1f} on {os.cpu_count()} CPU(s) while measuring")
     print(f"  peak traced memory of the pure steps {peak:.0f} MiB; process maxrss {maxrss_mib():.0f} MiB")
+
+
+def _backend_text(seconds: float | None) -> str:
+    return f", of its PostgreSQL backend {seconds:.2f} s" if seconds is not None else ""
+
+
+def _verdict(seconds: tuple) -> str:
+    """Met on the wall clock; else "met in CPU time" when this process and its backend (their work is one after
+    the other) used less than the goal between them, the rest being other processes' turns."""
+    wall, cpu, backend = seconds
+    if wall < GOAL_S:
+        return "met"
+    return "met in CPU time (the machine is busy)" if backend is not None and cpu + backend < GOAL_S else "MISSED"
 
 
 if __name__ == "__main__":

@@ -163,3 +163,91 @@ def test_ports_move_alike_with_and_without_update_returning(project, add_cables,
     assert statuses == {"Q00000": up, "Q00001": up, "Q00002": down, "Q00003": down, "Q00004": down, "Q00005": off}
     moved = Port.history.filter(history_date=at, history_change_reason=CAUSE, history_user=technician)
     assert moved.count() == 10
+
+
+def postgresql_only() -> None:
+    """The one-statement writes and the tables' fillfactor are PostgreSQL's: these tests skip elsewhere, and fail
+    there when the services are required (CI)."""
+    from django.db import connection
+
+    from tests.conftest import REQUIRE_SERVICES
+
+    if connection.vendor != "postgresql":
+        if REQUIRE_SERVICES:
+            pytest.fail("REQUIRE_SERVICES=1 but the database is not PostgreSQL: the PostgreSQL paths must be tested")
+        pytest.skip("PostgreSQL only (DATABASE_URL=postgres://...)")
+
+
+def history_as_rows_now(model, at, reason) -> tuple[int, int]:
+    """(history rows of `model` written at `at` for `reason`, how many of them differ from their row as it is
+    now in any tracked field): a history row of a move copies the row as the move left it."""
+    historical = model.history.model
+    names = [field.attname for field in historical.tracked_fields]
+    records = list(historical.objects.filter(history_date=at, history_change_reason=reason).values_list(*names))
+    now = {row[0]: row for row in model.objects.filter(pk__in=[r[0] for r in records]).values_list(*names)}
+    return len(records), sum(record != now[record[0]] for record in records)
+
+
+@pytest.mark.parametrize("one_statement", [True, False])
+def test_moves_and_their_history_alike_in_one_statement_and_in_two(project, add_cables, technician, monkeypatch,
+                                                                    one_statement):
+    """PostgreSQL writes each group of cables and each target of ports with their history rows in one statement
+    (update_recorded: the history copied from what the UPDATE returns); elsewhere the UPDATE and history_copy go
+    one after the other. The same moves, the same history rows, with the user, the date and the reason."""
+    from cabling.services import fabric_states
+
+    if one_statement:
+        postgresql_only()
+    monkeypatch.setattr(fabric_states, "update_recorded_supported", lambda: one_statement)
+    cables = add_cables(project, 6, 0)
+    Port.objects.filter(cable_end__cable=cables[5]).update(status=PortStatus.DISABLED)  # a person's: kept
+    seen = dict(zip([c.pk for c in cables], ["ok", "ok", "missing", "miswired", "degraded", "ok"], strict=True))
+    at = timezone.now()
+    assert cables_fabric_record(project=project, observations=seen, checked_at=at, cause=CAUSE, user=technician) == 6
+    assert history_as_rows_now(Cable, at, CAUSE) == (6, 0)  # the missing one stays planned, its fabric state moves
+    assert history_as_rows_now(Port, at, CAUSE) == (10, 0)  # the disabled pair is kept
+    assert set(Cable.history.filter(history_date=at).values_list("history_user", "history_type")) == {
+        (technician.pk, "~")}
+    assert set(Port.history.filter(history_date=at).values_list("history_user", "history_type")) == {
+        (technician.pk, "~")}
+    # Seen again, then down: the ports of the first two move once more, each with one more history row.
+    later = at + timedelta(minutes=1)
+    assert cables_fabric_record(project=project, observations={cables[0].pk: "missing", cables[1].pk: "missing"},
+                                checked_at=later, cause="again") == 2
+    assert history_as_rows_now(Cable, later, "again") == (2, 0)
+    assert history_as_rows_now(Port, later, "again") == (4, 0)
+
+
+def test_update_recorded_is_postgresqls_with_history_kept(settings):
+    from django.db import connection
+
+    from cabling.services.fabric_states import update_recorded_supported
+
+    assert update_recorded_supported() == (connection.vendor == "postgresql")
+    settings.SIMPLE_HISTORY_ENABLED = False
+    assert not update_recorded_supported()  # no history to write with the UPDATE: the plain UPDATE
+
+
+def test_moves_with_history_off_write_no_history_row(project, add_cables, settings):
+    cables = add_cables(project, 3, 0)
+    settings.SIMPLE_HISTORY_ENABLED = False
+    at = timezone.now()
+    assert cables_fabric_record(project=project, observations={c.pk: "ok" for c in cables}, checked_at=at,
+                                cause=CAUSE) == 3
+    assert set(Cable.objects.filter(project=project).values_list("status", flat=True)) == {CableStatus.VERIFIED}
+    assert set(Port.objects.filter(cable_end__cable__in=cables).values_list("status", flat=True)) == {PortStatus.UP}
+    assert not Cable.history.filter(history_date=at).exists()
+    assert not Port.history.filter(history_date=at).exists()
+
+
+def test_cable_and_port_tables_keep_room_for_hot_updates():
+    """Migrations inventory 0009 and cabling 0010: half of each page free, so a comparison's moves rewrite no
+    index entry (PostgreSQL only)."""
+    from django.db import connection
+
+    postgresql_only()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relname, reloptions FROM pg_class WHERE relname IN (%s, %s) ORDER BY relname",
+                       [Cable._meta.db_table, Port._meta.db_table])
+        options = cursor.fetchall()
+    assert options == [(Cable._meta.db_table, ["fillfactor=50"]), (Port._meta.db_table, ["fillfactor=50"])]
