@@ -423,9 +423,9 @@ async def client(port: int, work: Work, phase: Phase, *, stop_at: float, count: 
     try:
         while work.scans and time.monotonic() < stop_at and (count is None or sent < count):
             if pace_s:
-                await asyncio.sleep(max(0.0, next_at - time.monotonic()))
+                await asyncio.sleep(max(0.0, min(next_at, stop_at) - time.monotonic()))
                 if time.monotonic() >= stop_at:
-                    break  # its next scan falls after the phase: counting it would stretch the phase's seconds
+                    break  # its next scan falls after the phase: waiting for it would stretch the phase's seconds
                 next_at += rng.expovariate(1 / pace_s)  # scans arrive at random, at the client's rate
             if last is not None and rng.randrange(REPLAY_EVERY) == 0:
                 body = last  # the same scan sent again (an offline replay): recorded once
