@@ -96,3 +96,31 @@ def cable_locked(cable_id: int) -> Cable:
     if not rows:
         raise Cable.DoesNotExist(f"No cable {cable_id}.")
     return cable.build(rows[0])
+
+
+@cache
+def _device_rows() -> tuple[str, tuple[Columns, ...]]:
+    """A device with what a scan's answer shows of it: its rack, its model and who racked it."""
+    user_model = get_user_model()
+    parts = (columns_of(Device, "d"), columns_of(Rack, "r"), columns_of(HardwareModel, "h"),
+             columns_of(user_model, "u", ("username", "first_name", "last_name")))
+    sql = (
+        f'SELECT {", ".join(part.sql for part in parts)} FROM "inventory_device" d '
+        'LEFT JOIN "inventory_rack" r ON r."id" = d."rack_id" '
+        'JOIN "inventory_hardwaremodel" h ON h."id" = d."hardware_model_id" '
+        f'LEFT JOIN "{user_model._meta.db_table}" u ON u."id" = d."racked_by_id" '
+        'WHERE d."id" = %s'
+    )
+    return sql, parts
+
+
+def device_with_place(device_id: int) -> Device:
+    """The device with its rack, model and who racked it (what select_related("rack", "hardware_model",
+    "racked_by") loads), in one written-out read. Device.DoesNotExist when it is gone."""
+    sql, parts = _device_rows()
+    rows = fetch(sql, [device_id])
+    if not rows:
+        raise Device.DoesNotExist(f"No device {device_id}.")
+    device, rack, model, racked_by = joined(rows[0], *parts)
+    device.rack, device.hardware_model, device.racked_by = rack, model, racked_by
+    return device

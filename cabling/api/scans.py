@@ -15,10 +15,10 @@ from rest_framework.response import Response
 
 from core.api.pagination import BigListPagination
 from delivery.access import Capability, project_to_write
-from inventory.models import Device, Optic, Port
+from inventory.models import Optic, Port
 
 from ..models import Cable, ScanEvent
-from ..scan_selectors import cable_ends_with_places, scan_list, scan_list_rows
+from ..scan_selectors import cable_ends_with_places, device_with_place, scan_list, scan_list_rows
 from ..services import ScanOutcome, scan_record
 from .filters import ScanEventFilterSet
 from .serializers import ScanEventSerializer, ScanInputSerializer
@@ -52,7 +52,7 @@ def completed(event: ScanEvent) -> ScanEvent:
         return all(getattr(type(obj), name).is_cached(obj) for name in inner)
 
     if event.device_id and not holds("device", "hardware_model"):
-        event.device = Device.objects.select_related("rack", "hardware_model", "racked_by").get(pk=event.device_id)
+        event.device = device_with_place(event.device_id)  # a lookup's device: written out, as the scan's reads
     if event.optic_id and not holds("optic", "port"):
         event.optic = Optic.objects.select_related("port__device", "installed_by").get(pk=event.optic_id)
     if event.port_id and not holds("port", "device"):

@@ -354,8 +354,8 @@ def _rack(scan: _Scan) -> _Verdict:
 def _where(scan: _Scan) -> tuple[Port | None, str]:
     """The port the technician says they are at, and a refusal when the scanned port code is not one
     port of the project. An unknown port id is bad input (a ValidationError), not a scan."""
-    ports = Port.objects.select_related("device").filter(device__project=scan.project)
     if scan.port_id is not None:
+        ports = Port.objects.select_related("device").filter(device__project=scan.project)
         try:
             return ports.get(pk=scan.port_id), ""
         except Port.DoesNotExist:
