@@ -14,11 +14,18 @@ that names the bulk operation ("Fabric plan X applied", "Imported from inventory
 object's history page shows (core.history). Measured at 1,024 servers (docs/architecture.md, "Bulk writes
 and their history"): the history of 100,000 ports, 24,576 cables and 49,152 ends costs a few seconds this
 way, against most of the apply's minute through simple_history's Python-side bulk_history_create.
+
+On PostgreSQL a write and its history rows can be one statement (a data-modifying CTE whose history INSERT
+copies what the UPDATE returns, so the rows are found once and no id goes to the database and back):
+`update_recorded` (one set of values for every row a condition selects: a topology comparison's cable and
+port moves) and `history_insert_from` for a caller's own CTEs (the identities a comparison learns,
+inventory.services.identities). `update_recorded_supported` says when that path is open; elsewhere the
+write goes first and `history_copy` follows it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 from django.conf import settings
@@ -33,25 +40,66 @@ def history_copy(model, ids: Iterable[int], *, user=None, reason: str, at: datet
     database. The table and column names come from the models; every value is a parameter."""
     if not getattr(settings, "SIMPLE_HISTORY_ENABLED", True):
         return
-    historical = model.history.model
-    meta, quote = historical._meta, connection.ops.quote_name
-    if user is None:  # as bulk_history_create: whoever the request or core.history's context names
+    quote = connection.ops.quote_name
+    source, pk = quote(model._meta.db_table), quote(model._meta.pk.column)
+    with connection.cursor() as cursor:
+        for condition, params in _id_conditions(pk, ids):
+            insert, values = history_insert_from(model, f"{source} WHERE {condition}", user=user, reason=reason,
+                                                 at=at, kind=kind)
+            cursor.execute(insert, [*values, *params])
+
+
+def update_recorded_supported() -> bool:
+    """Whether a write and the history rows of the rows it changed go as one statement: PostgreSQL (a
+    data-modifying CTE), with history kept (SIMPLE_HISTORY_ENABLED, which history_copy honours too)."""
+    return connection.vendor == "postgresql" and getattr(settings, "SIMPLE_HISTORY_ENABLED", True)
+
+
+def tracked_columns(model, alias: str = "") -> str:
+    """The columns `model`'s history copies, quoted and comma-separated (each prefixed with `alias.` when
+    given: an UPDATE ... FROM another relation must say whose columns it returns)."""
+    quote, prefix = connection.ops.quote_name, f"{alias}." if alias else ""
+    return ", ".join(prefix + quote(field.column) for field in model.history.model.tracked_fields)
+
+
+def history_insert_from(model, source: str, *, user, reason: str, at: datetime, kind: str = "~"
+                        ) -> tuple[str, list]:
+    """(SQL, params) of an INSERT of a history row of `kind` for each row of `source` (SQL naming rows with
+    `model`'s tracked columns: its table with a condition, as history_copy gives, or on PostgreSQL a CTE's
+    UPDATE ... RETURNING tracked_columns(model), so a change and its history rows are one statement), with
+    `at`, `reason` and `user` (None: whoever the request or core.history's context names)."""
+    historical, quote = model.history.model, connection.ops.quote_name
+    meta = historical._meta
+    if user is None:  # as bulk_history_create
         user = historical.get_default_history_user(None)
     limit = meta.get_field("history_change_reason").max_length
     reason = reason[:limit] if limit and reason else reason  # PostgreSQL refuses a longer one
-    tracked = ", ".join(quote(field.column) for field in historical.tracked_fields)
+    tracked = tracked_columns(model)
     extra = ", ".join(quote(meta.get_field(name).column) for name in (
         "history_date", "history_change_reason", "history_type", "history_user"))
-    source, target = quote(model._meta.db_table), quote(meta.db_table)
-    pk = quote(model._meta.pk.column)
-    values = [meta.get_field("history_date").get_db_prep_value(at, connection), reason, kind, getattr(user, "pk", None)]
+    params = [meta.get_field("history_date").get_db_prep_value(at, connection), reason, kind, getattr(user, "pk", None)]
+    return (f"INSERT INTO {quote(meta.db_table)} ({tracked}, {extra}) SELECT {tracked}, %s, %s, %s, %s "
+            f"FROM {source}", params)
+
+
+def update_recorded(model, values: Mapping[str, object], where: str, params: list, *, user, reason: str,
+                    at: datetime) -> int:
+    """UPDATE `values` ({field name: value}) on the rows of `model` that match `where` (SQL over the table's
+    own columns, with its `params`) and, in the same statement, a history row ("~", `at`, `reason`, `user`)
+    for each row it changed, copied from what the UPDATE returns: the rows history_copy would write, without
+    finding the rows a second time by their ids. Returns how many rows changed. PostgreSQL only
+    (update_recorded_supported)."""
+    meta, quote = model._meta, connection.ops.quote_name
+    assignments = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in values)
+    prepared = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
+    recorded, history = history_insert_from(model, "changed", user=user, reason=reason, at=at)
     with connection.cursor() as cursor:
-        for condition, params in _id_conditions(pk, ids):
-            cursor.execute(
-                f"INSERT INTO {target} ({tracked}, {extra}) SELECT {tracked}, %s, %s, %s, %s FROM {source} "
-                f"WHERE {condition}",
-                [*values, *params],
-            )
+        cursor.execute(  # the names are the models' own, `where` the caller's SQL; every value is a parameter
+            f"WITH changed AS (UPDATE {quote(meta.db_table)} SET {assignments} WHERE {where} "
+            f"RETURNING {tracked_columns(model)}), recorded AS ({recorded}) SELECT COUNT(*) FROM changed",
+            [*prepared, *params, *history],
+        )
+        return cursor.fetchone()[0]
 
 
 def _id_conditions(pk: str, ids: Iterable[int]) -> Iterator[tuple[str, list[int]]]:

@@ -17,15 +17,15 @@ overwritten, and the stamp of every cable seen cannot deadlock with a scan, a li
 lock in id order too); a port's move is an UPDATE whose condition is checked on each row as it is
 written. Each group of rows moving to the same values is one UPDATE, and their history rows are copied by the
 database itself (the same rows simple_history's bulk_history_create would make, without building one Python
-object per row). On PostgreSQL the UPDATE and its history rows are one statement (a data-modifying CTE: the
-history copies what the UPDATE returns, so the rows are found once, and no id goes to the database and back);
-elsewhere the UPDATE goes by chunks of ids and core.bulk_history.history_copy follows it. A comparison that
-changes nothing writes one UPDATE (the time seen) and no history.
+object per row). On PostgreSQL the UPDATE and its history rows are one statement (core.bulk_history's
+update_recorded, a data-modifying CTE: the history copies what the UPDATE returns, so the rows are found once,
+and no id goes to the database and back); elsewhere the UPDATE goes by chunks of ids and history_copy follows
+it. A comparison that changes nothing writes one UPDATE (the time seen) and no history.
 
 What a first comparison of a whole fabric costs at the database is mostly these writes (24,576 cables and
 57,344 ports, each with its history row): the cable and port tables keep free room in each page (fillfactor,
 migrations inventory 0009 and cabling 0010), so a move that changes no indexed column is a HOT update that
-writes no index entry (the port table has eight indexes).
+writes no index entry (the port table has six indexes, none on what a comparison writes).
 """
 
 from __future__ import annotations
@@ -34,11 +34,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
-from core.bulk_history import history_copy
+from core.bulk_history import history_copy, update_recorded, update_recorded_supported
 from delivery.evidence import evidence_changed_send
 from inventory.choices import PortStatus
 from inventory.models import Port
@@ -137,43 +136,6 @@ def _write_cables(changes: list[tuple], *, cause: str, checked_at: datetime, use
             Cable.objects.filter(pk__in=chunk).update(**values)
     if not in_one_statement:
         history_copy(Cable, [change[0] for change in changes], user=user, reason=cause, at=checked_at)
-
-
-def update_recorded_supported() -> bool:
-    """Whether an UPDATE and the history rows of the rows it changed go as one statement: PostgreSQL (a
-    data-modifying CTE), with history kept (SIMPLE_HISTORY_ENABLED, which history_copy honours too)."""
-    return connection.vendor == "postgresql" and getattr(settings, "SIMPLE_HISTORY_ENABLED", True)
-
-
-def update_recorded(model, values: Mapping[str, object], where: str, params: list, *, user, reason: str,
-                    at: datetime) -> int:
-    """UPDATE `values` ({field name: value}) on the rows of `model` that match `where` (SQL over the table's
-    own columns, with its `params`) and, in the same statement, a history row ("~", `at`, `reason`, `user`)
-    for each row it changed, copied from what the UPDATE returns: the rows history_copy would write, without
-    finding the rows a second time by their ids. Returns how many rows changed. PostgreSQL only
-    (update_recorded_supported)."""
-    historical, quote = model.history.model, connection.ops.quote_name
-    meta, history_meta = model._meta, historical._meta
-    if user is None:  # as history_copy: whoever the request or core.history's context names
-        user = historical.get_default_history_user(None)
-    limit = history_meta.get_field("history_change_reason").max_length
-    reason = reason[:limit] if limit and reason else reason  # PostgreSQL refuses a longer one
-    assignments = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in values)
-    prepared = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
-    tracked = ", ".join(quote(field.column) for field in historical.tracked_fields)
-    extra = ", ".join(quote(history_meta.get_field(name).column) for name in (
-        "history_date", "history_change_reason", "history_type", "history_user"))
-    history = [history_meta.get_field("history_date").get_db_prep_value(at, connection), reason, "~",
-               getattr(user, "pk", None)]
-    with connection.cursor() as cursor:
-        cursor.execute(  # the names are the models' own, `where` the caller's SQL; every value is a parameter
-            f"WITH changed AS (UPDATE {quote(meta.db_table)} SET {assignments} WHERE {where} RETURNING {tracked}), "
-            f"recorded AS (INSERT INTO {quote(history_meta.db_table)} ({tracked}, {extra}) "
-            f"SELECT {tracked}, %s, %s, %s, %s FROM changed) "
-            "SELECT COUNT(*) FROM changed",
-            [*prepared, *params, *history],
-        )
-        return cursor.fetchone()[0]
 
 
 def _ports_to(project, checked_at: datetime) -> dict[str, list[int]]:

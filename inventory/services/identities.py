@@ -8,18 +8,29 @@ GUID, six colon-separated pairs for a MAC); inventory sits below cabling and can
 only checked here. An identity belongs to one device or port of a project: learning it on one clears it
 from any other that held it (a moved HCA, a swapped NIC). Every change keeps a history row, in bulk (copied
 by the database: core.bulk_history).
+
+A whole fabric's first comparison learns every port's identity at once (16,384 MACs at 1,024 servers), so on
+PostgreSQL each kind (devices, ports) is one statement: the values go as two arrays, the rows that change are
+updated from them, the rows that held a learned value are cleared, and both get their history rows, all as
+data-modifying CTEs (no row comes back to Python, and the statement's text does not grow with the values, so it
+is prepared once). Elsewhere (SQLite, or history turned off) the rows are read by chunks of ids and updated with
+one statement per chunk, and history_copy follows. Measured at 1,024 servers: 0.35 s for the 16,383 ports and
+their history rows (EXPLAIN ANALYZE), against about 1 s for 18 SELECTs building 16,000 model instances, 9 UPDATEs
+and the history copy; a port's guid_mac has no index (migration inventory 0010), so the ports' UPDATE is HOT.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
-from core.bulk_history import history_copy
+from core.bulk_history import history_copy, history_insert_from, tracked_columns, update_recorded_supported
 from delivery.models import Project
 
 from ..models import Device, Port
@@ -50,39 +61,73 @@ def identities_record(
     project's devices and ports (ids of other projects are ignored). Returns how many rows changed."""
     guids = _checked(device_guids or {}, "device_guids", macs=False)
     ids = _checked(port_ids or {}, "port_ids", macs=True)
-    reason = cause or "learned from the fabric"
-    changed_devices: list[Device] = []
-    for chunk in _chunks(sorted(guids)):
-        for device in Device.objects.filter(project=project, pk__in=chunk):
-            if device.node_guid != guids[device.pk]:
-                device.node_guid = guids[device.pk]
-                changed_devices.append(device)
-    learned = {d.node_guid for d in changed_devices}
-    moving = {d.pk for d in changed_devices}
-    for chunk in _chunks(sorted(learned)):
-        for device in Device.objects.filter(project=project, node_guid__in=chunk):
-            if device.pk not in moving:
-                device.node_guid = ""
-                changed_devices.append(device)
-    changed_ports: list[Port] = []
-    for chunk in _chunks(sorted(ids)):
-        for port in Port.objects.filter(device__project=project, pk__in=chunk):
-            if port.guid_mac != ids[port.pk]:
-                port.guid_mac = ids[port.pk]
-                changed_ports.append(port)
-    learned = {p.guid_mac for p in changed_ports}
-    moving = {p.pk for p in changed_ports}
-    for chunk in _chunks(sorted(learned)):
-        for port in Port.objects.filter(device__project=project, guid_mac__in=chunk):
-            if port.pk not in moving:
-                port.guid_mac = ""
-                changed_ports.append(port)
-    now = timezone.now()
-    for model, rows, field in ((Device, changed_devices, "node_guid"), (Port, changed_ports, "guid_mac")):
-        if rows:
-            _update_each(model, field, [(row.pk, getattr(row, field)) for row in rows])
-            history_copy(model, [row.pk for row in rows], user=user, reason=reason, at=now)
-    return len(changed_devices) + len(changed_ports)
+    recorded = {"user": user, "reason": cause or "learned from the fabric", "at": timezone.now()}
+    learn = _learned_in_one_statement if update_recorded_supported() else _learned_by_chunks
+    changed = 0
+    for model, field, values in ((Device, "node_guid", guids), (Port, "guid_mac", ids)):
+        if values:
+            changed += learn(model, field, values, project, **recorded)
+    return changed
+
+
+def _project_rows(model, project: Project) -> QuerySet:
+    """The project's devices or ports: the only rows an identity is learned on or taken from."""
+    return model.objects.filter(project=project) if model is Device else model.objects.filter(device__project=project)
+
+
+def _in_project(model, project: Project, alias: str) -> tuple[str, list]:
+    """_project_rows as a condition on the row `alias` of `model`'s table, with its params: its device among
+    the project's (for a port, by its device_id, so the port table is not read a second time)."""
+    devices, params = Device.objects.filter(project=project).order_by().values("pk").query.sql_with_params()
+    column = model._meta.pk.column if model is Device else Port._meta.get_field("device").column
+    return f"{alias}.{connection.ops.quote_name(column)} IN ({devices})", list(params)
+
+
+def _learned_by_chunks(model, field: str, values: dict[int, str], project: Project, *, user, reason: str,
+                       at: datetime) -> int:
+    """Give each of the project's rows of `model` named in `values` its value in `field` where it differs,
+    clear it from any other of the project's rows that held a value just learned, and copy the history rows of
+    both: reads and updates by chunks of ids, then history_copy. Returns how many rows changed."""
+    rows = _project_rows(model, project)
+    learned: dict[int, str] = {}
+    for chunk in _chunks(sorted(values)):
+        for pk, current in rows.filter(pk__in=chunk).values_list("pk", field):
+            if current != values[pk]:
+                learned[pk] = values[pk]
+    cleared: list[int] = []
+    for chunk in _chunks(sorted(set(learned.values()))):
+        cleared += [pk for pk in rows.filter(**{f"{field}__in": chunk}).values_list("pk", flat=True)
+                    if pk not in learned]
+    if learned or cleared:
+        _update_each(model, field, [*learned.items(), *((pk, "") for pk in cleared)])
+        history_copy(model, [*learned, *cleared], user=user, reason=reason, at=at)
+    return len(learned) + len(cleared)
+
+
+def _learned_in_one_statement(model, field: str, values: dict[int, str], project: Project, *, user, reason: str,
+                              at: datetime) -> int:
+    """_learned_by_chunks's changes and history rows in one statement (PostgreSQL: data-modifying CTEs; the
+    ids and values are two array parameters, whatever their number). `cleared` reads the rows that held a
+    learned value in the statement's snapshot, before `learned` wrote, and leaves out those `learned` wrote: no
+    row is updated twice. Returns how many rows changed."""
+    quote, meta = connection.ops.quote_name, model._meta
+    table, pk, column = quote(meta.db_table), quote(meta.pk.column), quote(meta.get_field(field).column)
+    scope, scope_params = _in_project(model, project, "t")
+    recorded, history = history_insert_from(
+        model, "(SELECT * FROM learned UNION ALL SELECT * FROM cleared) AS moved", user=user, reason=reason, at=at)
+    returning = tracked_columns(model, alias="t")
+    with connection.cursor() as cursor:
+        cursor.execute(  # the names are the model's own, the scope the ORM's SQL; every value is a parameter
+            f"WITH v(pk, value) AS (SELECT * FROM unnest(%s::bigint[], %s::text[])), "
+            f"learned AS (UPDATE {table} AS t SET {column} = v.value FROM v WHERE t.{pk} = v.pk "
+            f"AND t.{column} <> v.value AND {scope} RETURNING {returning}), "
+            f"cleared AS (UPDATE {table} AS t SET {column} = '' WHERE t.{column} IN (SELECT {column} FROM learned) "
+            f"AND t.{pk} NOT IN (SELECT {pk} FROM learned) AND {scope} RETURNING {returning}), "
+            f"recorded AS ({recorded}) "
+            "SELECT (SELECT COUNT(*) FROM learned) + (SELECT COUNT(*) FROM cleared)",
+            [list(values), list(values.values()), *scope_params, *scope_params, *history],
+        )
+        return cursor.fetchone()[0]
 
 
 def _update_each(model, field: str, values: list[tuple[int, str]]) -> None:

@@ -221,7 +221,7 @@ def test_moves_and_their_history_alike_in_one_statement_and_in_two(project, add_
 def test_update_recorded_is_postgresqls_with_history_kept(settings):
     from django.db import connection
 
-    from cabling.services.fabric_states import update_recorded_supported
+    from core.bulk_history import update_recorded_supported
 
     assert update_recorded_supported() == (connection.vendor == "postgresql")
     settings.SIMPLE_HISTORY_ENABLED = False
