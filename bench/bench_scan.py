@@ -508,18 +508,24 @@ def main(argv: list[str]) -> None:
         warm = asyncio.run(run_phase(port, works, "warm-up", seconds=60, count=max(1, WARM_UP_SCANS // len(works))))
         warm.report()
         cpu_before, db_before = workers_cpu_s(server.pid), database_cpu_s(bench_url)
+        client_before = time.process_time()
         paced = asyncio.run(run_phase(port, works, f"paced at {args.rate:.0f}/s", seconds=args.seconds,
                                       rate=args.rate))
         paced.report()
         if paced.latencies:
+            client_ms = 1000 * (time.process_time() - client_before) / len(paced.latencies)
             per_scan = 1000 * (workers_cpu_s(server.pid) - cpu_before) / len(paced.latencies)
             db_after = database_cpu_s(bench_url)
             db = (f", PostgreSQL backends' {1000 * (db_after - db_before) / len(paced.latencies):.1f} ms"
                   if db_before is not None and db_after is not None else "")
-            print(f"  CPU a scan: gunicorn workers' {per_scan:.1f} ms{db} (load average now "
+            print(f"  CPU a scan: gunicorn workers' {per_scan:.1f} ms{db}, this load generator's {client_ms:.1f} ms "
+                  f"(same machine; load average now "
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
         saturated = asyncio.run(run_phase(port, works, "saturated", seconds=args.seconds / 3))
         saturated.report()
+        if not all(work.scans for work in works):
+            print("  some clients ran out of cables to scan (a database used up by --reuse runs): the figures are "
+                  "not a measurement; run without --reuse")
         # The paced phase's rate is the offered one, within the noise of random arrivals (4,000 scans in 20 s
         # vary by about 60): answered at 97 % of it, nothing was left waiting.
         ok = paced.latencies and not paced.errors

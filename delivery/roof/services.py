@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from functools import cache
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
@@ -364,30 +363,52 @@ def gates_recompute_after_commit(*, project_id: int) -> None:
 
 def gates_recompute_request(*, project_id: int) -> bool:
     """Queue a recompute of the project's gates unless one is already queued, so a burst of scans queues one
-    task. Called after the evidence's transaction committed (by every accepted scan: at 200 scans a second it
-    is one statement, written out, not an exists() and a get_or_create() compiled each time); a project
-    without stages asks for nothing. True when this call queued it."""
-    with connection.cursor() as cursor:
-        cursor.execute(_claim_sql(), [project_id, connection.ops.adapt_datetimefield_value(timezone.now()),
-                                      project_id])
-        claimed = cursor.fetchone() is not None
+    task. Called after the evidence's transaction committed, by every accepted scan (200 a second on the
+    floor), so the usual answer, "queued already", must cost one statement that writes nothing: the claim is
+    an UPDATE of the flag only where it is not pending (no row matched, no row locked, nothing to flush at
+    commit), which says at the same time whether the flag row exists. Only a project whose row does not
+    exist yet pays a second statement, which makes it (for a project with stages; one without asks for
+    nothing). True when this call queued it."""
+    at = connection.ops.adapt_datetimefield_value(timezone.now())
+    claimed, present = _flag_claim(project_id, at)
+    if not claimed and not present:
+        claimed = _flag_first_claim(project_id, at)
     if claimed:
         enqueue_on_commit(RECOMPUTE_TASK, project_id)
     return claimed
 
 
-@cache
-def _claim_sql() -> str:
-    """Claim the project's recompute flag in one statement: make its row pending (created on first use,
-    only for a project with stages) unless it is pending already. The row lock of the upsert decides
-    between two requests at the same moment: one returns the row (and queues the task), the other nothing."""
-    flag, stage = GateRecompute._meta.db_table, Stage._meta.db_table
-    return (
-        f'INSERT INTO "{flag}" ("project_id", "pending", "requested_at") '
-        f'SELECT %s, TRUE, %s WHERE EXISTS (SELECT 1 FROM "{stage}" WHERE "project_id" = %s) '
-        f'ON CONFLICT ("project_id") DO UPDATE SET "pending" = TRUE, "requested_at" = EXCLUDED."requested_at" '
-        f'WHERE "{flag}"."pending" = FALSE RETURNING "id"'
-    )
+def _flag_claim(project_id: int, at) -> tuple[bool, bool]:
+    """(claimed, the flag row exists). Two requests at the same moment: the UPDATE's row lock lets one set
+    the flag; the other, once the first commits, finds it pending and matches nothing."""
+    flag = connection.ops.quote_name(GateRecompute._meta.db_table)
+    update = f'UPDATE {flag} SET "pending" = TRUE, "requested_at" = %s WHERE "project_id" = %s AND "pending" = FALSE'
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":  # one statement: the UPDATE and, from the same snapshot, the row
+            cursor.execute(f'WITH claimed AS ({update} RETURNING "id") SELECT EXISTS (SELECT 1 FROM claimed), '
+                           f'EXISTS (SELECT 1 FROM {flag} WHERE "project_id" = %s)', [at, project_id, project_id])
+            claimed, present = cursor.fetchone()
+            return bool(claimed), bool(present)
+        cursor.execute(f"{update} RETURNING \"id\"", [at, project_id])
+        if cursor.fetchone() is not None:
+            return True, True
+        cursor.execute(f'SELECT 1 FROM {flag} WHERE "project_id" = %s', [project_id])
+        return False, cursor.fetchone() is not None
+
+
+def _flag_first_claim(project_id: int, at) -> bool:
+    """Make the project's flag row, pending, if the project has stages; a concurrent request that made it
+    first leaves it to this one to claim it as _flag_claim would."""
+    flag, stage = (connection.ops.quote_name(model._meta.db_table) for model in (GateRecompute, Stage))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'INSERT INTO {flag} ("project_id", "pending", "requested_at") '
+            f'SELECT %s, TRUE, %s WHERE EXISTS (SELECT 1 FROM {stage} WHERE "project_id" = %s) '
+            f'ON CONFLICT ("project_id") DO UPDATE SET "pending" = TRUE, "requested_at" = EXCLUDED."requested_at" '
+            f'WHERE {flag}."pending" = FALSE RETURNING "id"',
+            [project_id, at, project_id],
+        )
+        return cursor.fetchone() is not None
 
 
 def gates_recompute_run(*, project_id: int) -> list[Stage]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 from django.core import mail
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from cabling.choices import CableStatus, ScanAction, ScanSource
@@ -382,6 +384,14 @@ def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_w
     GateRecompute.objects.filter(pk=row.pk).update(pending=False)  # as the task does first
     assert services.gates_recompute_request(project_id=project.pk)
     assert queued == [project.pk, project.pk]
+
+    # Queued already, the usual answer in a burst of scans: one statement on PostgreSQL, and it writes nothing
+    # (an UPDATE matching no row: no row lock, nothing for the commit to flush).
+    with CaptureQueriesContext(connection) as captured:
+        assert not services.gates_recompute_request(project_id=project.pk)
+    statements = [q["sql"] for q in captured.captured_queries]
+    assert len(statements) == (1 if connection.vendor == "postgresql" else 2), statements
+    assert not any(sql.lstrip().upper().startswith("INSERT") for sql in statements)
 
 
 def test_the_recompute_task_clears_the_flag_and_stores_the_gates(world):
