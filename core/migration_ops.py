@@ -17,3 +17,25 @@ def remap_statuses(app_label: str, model_name: str, forward: dict[str, str], bac
         return run
 
     return migrations.RunPython(remap(forward), remap(backward))
+
+
+def table_fillfactor(app_label: str, model_name: str, fillfactor: int):
+    """A RunPython that has PostgreSQL keep `100 - fillfactor` % of each page of the model's table free, so an
+    update that changes no indexed column stays on its page (a HOT update: no index entry written), and
+    rewrites the table (VACUUM FULL) so the rows already there get the room too; backwards, the default again
+    (no rewrite). VACUUM cannot run inside a transaction: the migration must say `atomic = False`. Other
+    databases have no such setting: nothing to do."""
+
+    def set_to(setting: str, *, rewrite: bool):
+        def run(apps, schema_editor):
+            if schema_editor.connection.vendor != "postgresql":
+                return
+            table = schema_editor.quote_name(apps.get_model(app_label, model_name)._meta.db_table)
+            schema_editor.execute(f"ALTER TABLE {table} {setting}")
+            if rewrite:
+                schema_editor.execute(f"VACUUM FULL {table}")
+
+        return run
+
+    return migrations.RunPython(set_to(f"SET (fillfactor = {int(fillfactor)})", rewrite=True),
+                                set_to("RESET (fillfactor)", rewrite=False))

@@ -8,19 +8,9 @@ atomic) so the cables already there get the room too. Other databases have no su
 
 from django.db import migrations
 
+from core.migration_ops import table_fillfactor
+
 FILLFACTOR = 50
-
-
-def _fillfactor(setting: str, *, rewrite: bool):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        table = schema_editor.quote_name(apps.get_model("cabling", "Cable")._meta.db_table)
-        schema_editor.execute(f"ALTER TABLE {table} {setting}")
-        if rewrite:
-            schema_editor.execute(f"VACUUM FULL {table}")
-
-    return run
 
 
 class Migration(migrations.Migration):
@@ -30,7 +20,4 @@ class Migration(migrations.Migration):
         ("cabling", "0009_cable_fabric_verified_at"),
     ]
 
-    operations = [
-        migrations.RunPython(_fillfactor(f"SET (fillfactor = {FILLFACTOR})", rewrite=True),
-                             _fillfactor("RESET (fillfactor)", rewrite=False)),
-    ]
+    operations = [table_fillfactor("cabling", "Cable", FILLFACTOR)]

@@ -10,19 +10,9 @@ databases have no such setting: nothing to do."""
 
 from django.db import migrations
 
+from core.migration_ops import table_fillfactor
+
 FILLFACTOR = 50
-
-
-def _fillfactor(setting: str, *, rewrite: bool):
-    def run(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        table = schema_editor.quote_name(apps.get_model("inventory", "Port")._meta.db_table)
-        schema_editor.execute(f"ALTER TABLE {table} {setting}")
-        if rewrite:
-            schema_editor.execute(f"VACUUM FULL {table}")
-
-    return run
 
 
 class Migration(migrations.Migration):
@@ -32,7 +22,4 @@ class Migration(migrations.Migration):
         ("inventory", "0008_lookup_indexes"),
     ]
 
-    operations = [
-        migrations.RunPython(_fillfactor(f"SET (fillfactor = {FILLFACTOR})", rewrite=True),
-                             _fillfactor("RESET (fillfactor)", rewrite=False)),
-    ]
+    operations = [table_fillfactor("inventory", "Port", FILLFACTOR)]
