@@ -18,8 +18,9 @@ from .models import Job
 logger = logging.getLogger(__name__)
 
 
-def enqueue_on_commit(task_name: str, *args) -> None:
-    """Send a task by its name once the current transaction commits (at once outside one).
+def enqueue_on_commit(task_name: str, *args, countdown: float | None = None) -> None:
+    """Send a task by its name once the current transaction commits (at once outside one); `countdown`: the
+    seconds a worker waits before running it (none without a broker, where it runs eagerly).
 
     By name, not by import: a task module imports the services it calls, so a service that imported
     its task back would make an import cycle. Celery routes tasks by name anyway; with no broker
@@ -30,7 +31,7 @@ def enqueue_on_commit(task_name: str, *args) -> None:
 
         if task_name not in current_app.tasks:  # a web process imports the apps' tasks modules lazily
             current_app.loader.import_default_modules()
-        current_app.tasks[task_name].delay(*args)
+        current_app.tasks[task_name].apply_async(args=args, countdown=countdown)
 
     transaction.on_commit(send)
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from datetime import timedelta
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection, transaction
 from django.db.models import Count, Max, Q
@@ -369,27 +371,32 @@ def gates_recompute_request(*, project_id: int) -> bool:
     commit), which says at the same time whether the flag row exists. Only a project whose row does not
     exist yet pays a second statement, which makes it (for a project with stages; one without asks for
     nothing). True when this call queued it."""
-    at = connection.ops.adapt_datetimefield_value(timezone.now())
-    claimed, present = _flag_claim(project_id, at)
+    now = timezone.now()
+    at = connection.ops.adapt_datetimefield_value(now)
+    stale = connection.ops.adapt_datetimefield_value(now - timedelta(seconds=settings.GATES_RECOMPUTE_STALE_S))
+    claimed, present = _flag_claim(project_id, at, stale)
     if not claimed and not present:
         claimed = _flag_first_claim(project_id, at)
-    if claimed:
-        enqueue_on_commit(RECOMPUTE_TASK, project_id)
+    if claimed:  # run after a delay: the scans arriving meanwhile find it queued and ask for nothing more
+        enqueue_on_commit(RECOMPUTE_TASK, project_id, countdown=settings.GATES_RECOMPUTE_DELAY_S)
     return claimed
 
 
-def _flag_claim(project_id: int, at) -> tuple[bool, bool]:
+def _flag_claim(project_id: int, at, stale) -> tuple[bool, bool]:
     """(claimed, the flag row exists). Two requests at the same moment: the UPDATE's row lock lets one set
-    the flag; the other, once the first commits, finds it pending and matches nothing."""
+    the flag; the other, once the first commits, finds it pending and matches nothing. A flag pending since
+    before `stale` is claimed again: its task was lost, and the gates would never be recomputed."""
     flag = connection.ops.quote_name(GateRecompute._meta.db_table)
-    update = f'UPDATE {flag} SET "pending" = TRUE, "requested_at" = %s WHERE "project_id" = %s AND "pending" = FALSE'
+    update = (f'UPDATE {flag} SET "pending" = TRUE, "requested_at" = %s WHERE "project_id" = %s '
+              'AND ("pending" = FALSE OR "requested_at" IS NULL OR "requested_at" < %s)')
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":  # one statement: the UPDATE and, from the same snapshot, the row
             cursor.execute(f'WITH claimed AS ({update} RETURNING "id") SELECT EXISTS (SELECT 1 FROM claimed), '
-                           f'EXISTS (SELECT 1 FROM {flag} WHERE "project_id" = %s)', [at, project_id, project_id])
+                           f'EXISTS (SELECT 1 FROM {flag} WHERE "project_id" = %s)',
+                           [at, project_id, stale, project_id])
             claimed, present = cursor.fetchone()
             return bool(claimed), bool(present)
-        cursor.execute(f"{update} RETURNING \"id\"", [at, project_id])
+        cursor.execute(f"{update} RETURNING \"id\"", [at, project_id, stale])
         if cursor.fetchone() is not None:
             return True, True
         cursor.execute(f'SELECT 1 FROM {flag} WHERE "project_id" = %s', [project_id])

@@ -79,6 +79,20 @@ def test_job_queue_claims_once_and_enqueues_after_commit(project, django_capture
     assert ImportJob.objects.get(pk=job.pk).status == JobStatus.QUEUED
 
 
+def test_a_task_is_sent_after_commit_with_its_countdown(project, django_capture_on_commit_callbacks, monkeypatch):
+    from celery import current_app
+
+    current_app.loader.import_default_modules()
+    task = current_app.tasks["delivery.roof.tasks.gates_recompute_task"]
+    sent = []
+    monkeypatch.setattr(task, "apply_async", lambda args, countdown=None: sent.append((args, countdown)))
+    with django_capture_on_commit_callbacks(execute=True):
+        enqueue_on_commit("delivery.roof.tasks.gates_recompute_task", project.pk, countdown=5)
+        enqueue_on_commit("delivery.roof.tasks.gates_recompute_task", project.pk)
+        assert sent == []  # nothing before commit
+    assert sent == [((project.pk,), 5), ((project.pk,), None)]
+
+
 def test_an_unknown_task_name_fails_loudly(project, django_capture_on_commit_callbacks):
     with pytest.raises(KeyError), django_capture_on_commit_callbacks(execute=True):
         enqueue_on_commit("inventory.tasks.no_such_task", 1)

@@ -4,12 +4,16 @@ sends one email, the recompute queued on commit by a scan, and the pages as ever
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.conf import settings
 from django.core import mail
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
+from django.utils import timezone
 
 from cabling.choices import CableStatus, ScanAction, ScanSource
 from cabling.codes import cable_end_code
@@ -370,7 +374,8 @@ def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_w
     from delivery.services import project_create
 
     queued = []
-    monkeypatch.setattr(services, "enqueue_on_commit", lambda task, project_id: queued.append(project_id))
+    monkeypatch.setattr(services, "enqueue_on_commit",
+                        lambda task, project_id, countdown=None: queued.append((project_id, countdown)))
     bare = project_create(code="BARE-1", name="No stages", customer_name="Nobody")
     assert not services.gates_recompute_request(project_id=bare.pk)
     assert not GateRecompute.objects.filter(project=bare).exists()  # no row made for a project without stages
@@ -383,7 +388,8 @@ def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_w
     assert row.pending and row.requested_at is not None
     GateRecompute.objects.filter(pk=row.pk).update(pending=False)  # as the task does first
     assert services.gates_recompute_request(project_id=project.pk)
-    assert queued == [project.pk, project.pk]
+    # Each after the delay that lets a burst of scans coalesce into one recompute.
+    assert queued == [(project.pk, settings.GATES_RECOMPUTE_DELAY_S)] * 2
 
     # Queued already, the usual answer in a burst of scans: one statement on PostgreSQL, and it writes nothing
     # (an UPDATE matching no row: no row lock, nothing for the commit to flush).
@@ -392,6 +398,12 @@ def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_w
     statements = [q["sql"] for q in captured.captured_queries]
     assert len(statements) == (1 if connection.vendor == "postgresql" else 2), statements
     assert not any(sql.lstrip().upper().startswith("INSERT") for sql in statements)
+
+    # A recompute asked for long ago and never run (its task lost with a broker's data) blocks nothing.
+    long_ago = timezone.now() - timedelta(seconds=settings.GATES_RECOMPUTE_STALE_S + 60)
+    GateRecompute.objects.filter(project=project).update(pending=True, requested_at=long_ago)
+    assert services.gates_recompute_request(project_id=project.pk)
+    assert len(queued) == 3 and GateRecompute.objects.get(project=project).requested_at > long_ago
 
 
 def test_the_recompute_task_clears_the_flag_and_stores_the_gates(world):

@@ -29,8 +29,9 @@ def wait_until(condition, what: str, seconds: float = 60) -> None:
     pytest.fail(f"{what} within {seconds:g} s")
 
 
-def test_the_gate_recompute_runs_on_a_real_worker(real_celery_worker, project, manager):
+def test_the_gate_recompute_runs_on_a_real_worker(real_celery_worker, project, manager, settings):
     assert not app.conf.task_always_eager
+    settings.GATES_RECOMPUTE_DELAY_S = 0.5  # the delay that coalesces a burst of scans: sent with the task
     build_world(project)  # committed: creating the stages queued a first recompute
     wait_until(lambda: not Stage.objects.filter(project=project, gate_computed_at=None).exists()
                and not GateRecompute.objects.get(project=project).pending, "the worker did not recompute the gates")
