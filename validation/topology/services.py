@@ -247,10 +247,13 @@ def _record(comparison: TopologyComparison, result: Comparison, observation, pro
         ))
     TopologyLink.objects.bulk_create(rows, batch_size=1000)
     cause = f"topology comparison #{comparison.pk}"
-    learned = identities_record(project=comparison.project, device_guids=observation.device_guids,
-                                port_ids=observation.port_ids, user=comparison.requested_by, cause=cause)
+    # The cables first (locked in id order), then their ports, then the identities learned on ports: the order
+    # a scan takes its locks in (the cable, then the ports it connects). Learning first would hold ports a
+    # verifying scan waits for while this waits for that scan's cable: a deadlock.
     moved = cables_fabric_record(project=comparison.project, observations=result.cable_states(), checked_at=now,
                                  cause=cause, user=comparison.requested_by)
+    learned = identities_record(project=comparison.project, device_guids=observation.device_guids,
+                                port_ids=observation.port_ids, user=comparison.requested_by, cause=cause)
     counts = result.counts
     comparison.append_log(
         f"{counts['in_scope']} planned link(s) in scope, {counts['observed']} seen: "
