@@ -18,7 +18,8 @@ class FlatInputSerializer(serializers.Serializer):
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         nested = [name for name, field in cls._declared_fields.items()
-                  if isinstance(field, serializers.BaseSerializer | serializers.ListField | serializers.DictField)]
+                  if isinstance(field, serializers.BaseSerializer | serializers.ManyRelatedField)
+                  or hasattr(field, "child") or hasattr(field, "child_relation")]  # a list's, a dict's child
         if nested:
             raise TypeError(f"{cls.__name__}: {', '.join(nested)} would be shared between requests; "
                             "use serializers.Serializer")

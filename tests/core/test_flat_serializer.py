@@ -39,6 +39,12 @@ def test_each_instance_binds_its_own_copies_and_the_declared_fields_stay_unbound
     assert (first.validated_data["name"], second.validated_data["name"]) == ("a", "b")
 
 
-def test_a_nested_serializer_is_refused_when_the_class_is_made():
+@pytest.mark.parametrize("field", [
+    DeepPoint(), DeepPoint(many=True), serializers.ListField(child=serializers.IntegerField()),
+    serializers.DictField(child=serializers.CharField()),
+    serializers.PrimaryKeyRelatedField(many=True, read_only=True),
+])
+def test_a_field_holding_other_fields_is_refused_when_the_class_is_made(field):
+    # Its child would be shared between requests, and bound to whichever bound it last.
     with pytest.raises(TypeError, match="inner"):
-        type("Nested", (FlatInputSerializer,), {"inner": DeepPoint()})
+        type("Nested", (FlatInputSerializer,), {"inner": field})
