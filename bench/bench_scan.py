@@ -31,9 +31,11 @@ runs on it; at 200 scans/s on two cores the two together must stay well under 10
 
 The server runs as production does: prepared statements (settings: psycopg prepares a statement it sees
 again, so the database plans each once per connection; DATABASE_PREPARED=0 in the environment measures
-without), and a broker (Redis database 15, or BENCH_CELERY_BROKER_URL) to which each accepted scan hands the
-recompute of the project's stage gates (the project has its stages, as every project has); no worker runs
-them, and the queue is emptied at the end. `--db-options` adds psycopg options to the server's DATABASE_URL.
+without), a broker (Redis database 15, or BENCH_CELERY_BROKER_URL) to which accepted scans hand the recompute
+of the project's stage gates (the project has its stages, as every project has), and one Celery worker on
+the same machine that runs them (one every GATES_RECOMPUTE_DELAY_S at most, however many scans ask; warmed
+by its first before the phases, as a site's long-running worker is), or none with --no-worker (the endpoint
+alone); the queue is emptied at the end. `--db-options` adds psycopg options to the server's DATABASE_URL.
 """
 
 from __future__ import annotations
@@ -67,8 +69,8 @@ LOOKUP_SHARE = 0.25
 WARM_UP_SCANS = 300
 REQUEST_TIMEOUT_S = 10
 # Where the server queues the gates' recomputes that accepted scans ask for, as in production (with no broker
-# the task would run inside the scan's request). No worker takes them: the bench measures the endpoint. Its
-# own Redis database, emptied at the end.
+# the task would run inside the scan's request), and one Celery worker runs them: its own Redis database,
+# emptied at the end.
 BROKER_URL = os.environ.get("BENCH_CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 
 
@@ -275,6 +277,40 @@ def start_gunicorn(url: str, port: int, workers: int, worker_class: str) -> subp
     sys.exit("gunicorn did not start within 60 s")
 
 
+def start_worker(url: str) -> subprocess.Popen:
+    """One Celery worker (one process) on the bench's broker and database, as production runs one beside the
+    web: it runs the gates' recomputes the accepted scans ask for (one every GATES_RECOMPUTE_DELAY_S at most,
+    however many scans), on the same two cores."""
+    env = {**os.environ, "DATABASE_URL": url, "CELERY_BROKER_URL": BROKER_URL, "DJANGO_DEBUG": "0",
+           "DJANGO_SECRET_KEY": "bench-only-secret", "DATABASE_CONN_MAX_AGE": "600"}
+    celery = Path(sys.executable).with_name("celery")
+    command = [str(celery), "--quiet", "-A", "bringup", "worker", "--pool", "solo", "--loglevel", "warning"]
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+
+
+def worker_warmed(project, timeout_s: float = 60) -> None:
+    """Wait (bounded) for the worker's first recompute of the gates, which the warm-up's scans asked for: a
+    worker's first task loads what every later one reuses (0.6-0.8 s at 1,024 servers, against 0.3 s warm), and
+    a site's worker has long been running when technicians scan."""
+    from delivery.roof.models import GateRecompute
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if not GateRecompute.objects.filter(project=project, pending=True).exists():
+            print("worker: its first recompute of the gates is done")
+            return
+        time.sleep(0.5)
+    print(f"worker: no recompute within {timeout_s:g} s (is it running?)")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds a process has used so far (0 once it is gone)."""
+    try:
+        return _cpu_s(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split())
+    except OSError:
+        return 0.0
+
+
 def _cpu_s(fields: list[str]) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
 
@@ -471,6 +507,8 @@ def main(argv: list[str]) -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--rate", type=float, default=200, help="scans per second offered in the paced phase")
     parser.add_argument("--seconds", type=float, default=30, help="length of the paced phase")
+    parser.add_argument("--no-worker", action="store_true",
+                        help="no Celery worker: the endpoint alone (the gates' recomputes stay queued)")
     parser.add_argument("--keep", action="store_true", help="leave the scratch database for --reuse")
     parser.add_argument("--reuse", action="store_true", help="start from the database a --keep run left")
     args = parser.parse_args(argv)
@@ -484,7 +522,7 @@ def main(argv: list[str]) -> None:
         _admin(url, f'DROP DATABASE IF EXISTS "{BENCH_DB}"')
         _admin(url, f'CREATE DATABASE "{BENCH_DB}"')
     _setup_django(bench_url)
-    server = None
+    server = worker = None
     try:
         from delivery.models import Project
 
@@ -495,6 +533,11 @@ def main(argv: list[str]) -> None:
         stages_ready(project)
         keys = technicians(project, args.clients)
         print(f"queries per scan (the endpoint in-process, token auth included): {queries_per_scan(project, keys)}")
+        from delivery.roof.models import GateRecompute
+
+        # Those scans asked for a recompute no worker ran yet: clear it, so the phases' scans ask as a site's do.
+        broker_empty()
+        GateRecompute.objects.filter(project=project).update(pending=False)
         works = workload(project, keys)
         from django.db import connections
 
@@ -502,13 +545,17 @@ def main(argv: list[str]) -> None:
         port = free_port()
         server_url = f"{bench_url}?{args.db_options}" if args.db_options else bench_url
         server = start_gunicorn(server_url, port, args.workers, args.worker_class)
+        worker = None if args.no_worker else start_worker(bench_url)
         print(f"gunicorn: {args.workers} {args.worker_class} workers on 127.0.0.1:{port}"
               f"{' (' + args.db_options + ')' if args.db_options else ''}; {args.clients} clients; "
               f"{sum(len(w.scans) for w in works)} scans queued; load average before: {os.getloadavg()[0]:.1f}")
         warm = asyncio.run(run_phase(port, works, "warm-up", seconds=60, count=max(1, WARM_UP_SCANS // len(works))))
         warm.report()
+        if worker is not None:
+            worker_warmed(project)
         cpu_before, db_before = workers_cpu_s(server.pid), database_cpu_s(bench_url)
-        client_before = time.process_time()
+        client_before, worker_before = time.process_time(), process_cpu_s(worker.pid) if worker else 0.0
+        computed_before = GateRecompute.objects.filter(project=project).values_list("computed_at", flat=True).first()
         paced = asyncio.run(run_phase(port, works, f"paced at {args.rate:.0f}/s", seconds=args.seconds,
                                       rate=args.rate))
         paced.report()
@@ -521,6 +568,14 @@ def main(argv: list[str]) -> None:
             print(f"  CPU a scan: gunicorn workers' {per_scan:.1f} ms{db}, this load generator's {client_ms:.1f} ms "
                   f"(same machine; load average now "
                   f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+            computed = GateRecompute.objects.filter(project=project).values_list("computed_at", flat=True).first()
+            if worker is None:
+                print("  no Celery worker (--no-worker): the gates' recomputes stay queued")
+            elif computed:
+                again = "yes" if computed != computed_before else "no"
+                used = process_cpu_s(worker.pid) - worker_before
+                print(f"  gates recomputed by the Celery worker meanwhile: {again}, last at {computed:%H:%M:%S}, "
+                      f"{used:.1f} s of its CPU (its PostgreSQL work is in the backends' figure)")
         saturated = asyncio.run(run_phase(port, works, "saturated", seconds=args.seconds / 3))
         saturated.report()
         if not all(work.scans for work in works):
@@ -531,11 +586,13 @@ def main(argv: list[str]) -> None:
         ok = paced.latencies and not paced.errors
         p99 = sorted(paced.latencies)[int(0.99 * len(paced.latencies))] * 1000 if ok else float("inf")
         rate = len(paced.latencies) / paced.seconds if ok else 0
+        at_most = len(saturated.latencies) / saturated.seconds if saturated.seconds else 0
         print(f"goal p99 < 100 ms at {args.clients} clients and >= 200 scans/s: p99 {p99:.1f} ms at {rate:.0f} "
-              f"scans/s, {len(saturated.latencies) / saturated.seconds:.0f} scans/s at most: "
-              + ("met" if p99 < 100 and rate >= 0.97 * args.rate and len(saturated.latencies) / saturated.seconds >= 200
-                 else "NOT met"))
+              f"scans/s, {at_most:.0f} scans/s at most: "
+              + ("met" if p99 < 100 and rate >= 0.97 * max(args.rate, 200) and at_most >= 200 else "NOT met"))
     finally:
+        if worker is not None:
+            stop(worker)
         if server is not None:
             stop(server)
             broker_empty()
