@@ -50,6 +50,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from bench_plan_apply import _admin, _with_database, catalogue_for_fabric_3, maxrss_mib
+from harness import process_cpu_s
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -120,12 +121,7 @@ def backend_cpu_seconds() -> float | None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return process_cpu_s(pid)
 
 
 def measured(step, profile_to: Path | None):

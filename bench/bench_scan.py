@@ -61,6 +61,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_plan_apply import _admin, _with_database, catalogue_for_fabric_3  # noqa: E402
+from harness import process_cpu_s, process_stat, stat_cpu_s  # noqa: E402
 
 BENCH_DB = "bringup_bench_scan"
 CODE = "BENCH-SCAN"
@@ -303,31 +304,14 @@ def worker_warmed(project, timeout_s: float = 60) -> None:
     print(f"worker: no recompute within {timeout_s:g} s (is it running?)")
 
 
-def process_cpu_s(pid: int) -> float:
-    """CPU seconds a process has used so far (0 once it is gone)."""
-    try:
-        return _cpu_s(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split())
-    except OSError:
-        return 0.0
-
-
-def _cpu_s(fields: list[str]) -> float:
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
-
-
 def workers_cpu_s(master: int) -> float:
     """CPU seconds (user + system) the gunicorn master's worker processes have used so far (Linux /proc):
     what the scans cost the web tier, whatever else the machine runs."""
     total = 0.0
     for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[1]) == master:  # ppid
-            total += _cpu_s(fields)
+        fields = process_stat(entry.name) if entry.name.isdigit() else None  # None: gone meanwhile
+        if fields is not None and int(fields[1]) == master:  # ppid
+            total += stat_cpu_s(fields)
     return total
 
 
@@ -343,10 +327,7 @@ def database_cpu_s(url: str) -> float | None:
                 "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()")]
         total = 0.0
         for pid in pids:
-            try:
-                total += _cpu_s(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split())
-            except OSError:
-                continue  # ended meanwhile, or another machine's
+            total += process_cpu_s(pid) or 0.0  # None: ended meanwhile, or another machine's
         return total
     except psycopg.Error:
         return None
@@ -554,7 +535,7 @@ def main(argv: list[str]) -> None:
         if worker is not None:
             worker_warmed(project)
         cpu_before, db_before = workers_cpu_s(server.pid), database_cpu_s(bench_url)
-        client_before, worker_before = time.process_time(), process_cpu_s(worker.pid) if worker else 0.0
+        client_before, worker_before = time.process_time(), (process_cpu_s(worker.pid) or 0.0) if worker else 0.0
         computed_before = GateRecompute.objects.filter(project=project).values_list("computed_at", flat=True).first()
         paced = asyncio.run(run_phase(port, works, f"paced at {args.rate:.0f}/s", seconds=args.seconds,
                                       rate=args.rate))
@@ -573,7 +554,7 @@ def main(argv: list[str]) -> None:
                 print("  no Celery worker (--no-worker): the gates' recomputes stay queued")
             elif computed:
                 again = "yes" if computed != computed_before else "no"
-                used = process_cpu_s(worker.pid) - worker_before
+                used = (process_cpu_s(worker.pid) or 0.0) - worker_before
                 print(f"  gates recomputed by the Celery worker meanwhile: {again}, last at {computed:%H:%M:%S}, "
                       f"{used:.1f} s of its CPU (its PostgreSQL work is in the backends' figure)")
         saturated = asyncio.run(run_phase(port, works, "saturated", seconds=args.seconds / 3))

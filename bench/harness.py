@@ -281,3 +281,24 @@ def measure_page(row: str, servers: int, client, url: str, *, repeat: int, goal_
     figures = measure(step, repeat=repeat)
     figures.extra = f"{sizes[-1] / 1000:8.1f} KB" + (f"  {extra}" if extra else "")
     report(row, servers, figures, goal_ms=goal_ms)
+
+
+def process_stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (which may hold spaces): fields[1] is the parent's
+    pid, fields[11] and fields[12] the user and system CPU ticks; None when the process is gone or not ours to
+    read (another machine's database server)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def stat_cpu_s(fields: list[str]) -> float:
+    """CPU seconds (user + system) of a process_stat()."""
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds a process has used so far (Linux /proc; None when it cannot be read)."""
+    fields = process_stat(pid)
+    return stat_cpu_s(fields) if fields is not None else None

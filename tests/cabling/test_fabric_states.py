@@ -17,7 +17,7 @@ from cabling.models import Cable
 from cabling.services.fabric_states import cables_fabric_record
 from inventory.choices import PortStatus
 from inventory.models import Port
-from tests.support import count_queries
+from tests.support import count_queries, history_as_rows_now, postgresql_only
 
 from .test_evidence import ports, state
 
@@ -165,29 +165,6 @@ def test_ports_move_alike_with_and_without_update_returning(project, add_cables,
     assert moved.count() == 10
 
 
-def postgresql_only() -> None:
-    """The one-statement writes and the tables' fillfactor are PostgreSQL's: these tests skip elsewhere, and fail
-    there when the services are required (CI)."""
-    from django.db import connection
-
-    from tests.conftest import REQUIRE_SERVICES
-
-    if connection.vendor != "postgresql":
-        if REQUIRE_SERVICES:
-            pytest.fail("REQUIRE_SERVICES=1 but the database is not PostgreSQL: the PostgreSQL paths must be tested")
-        pytest.skip("PostgreSQL only (DATABASE_URL=postgres://...)")
-
-
-def history_as_rows_now(model, at, reason) -> tuple[int, int]:
-    """(history rows of `model` written at `at` for `reason`, how many of them differ from their row as it is
-    now in any tracked field): a history row of a move copies the row as the move left it."""
-    historical = model.history.model
-    names = [field.attname for field in historical.tracked_fields]
-    records = list(historical.objects.filter(history_date=at, history_change_reason=reason).values_list(*names))
-    now = {row[0]: row for row in model.objects.filter(pk__in=[r[0] for r in records]).values_list(*names)}
-    return len(records), sum(record != now[record[0]] for record in records)
-
-
 @pytest.mark.parametrize("one_statement", [True, False])
 def test_moves_and_their_history_alike_in_one_statement_and_in_two(project, add_cables, technician, monkeypatch,
                                                                     one_statement):
@@ -197,7 +174,7 @@ def test_moves_and_their_history_alike_in_one_statement_and_in_two(project, add_
     from cabling.services import fabric_states
 
     if one_statement:
-        postgresql_only()
+        postgresql_only("a move with its history in one statement")
     monkeypatch.setattr(fabric_states, "update_recorded_supported", lambda: one_statement)
     cables = add_cables(project, 6, 0)
     Port.objects.filter(cable_end__cable=cables[5]).update(status=PortStatus.DISABLED)  # a person's: kept
@@ -245,7 +222,7 @@ def test_cable_and_port_tables_keep_room_for_hot_updates():
     index entry (PostgreSQL only)."""
     from django.db import connection
 
-    postgresql_only()
+    postgresql_only("the tables' fillfactor")
     with connection.cursor() as cursor:
         cursor.execute("SELECT relname, reloptions FROM pg_class WHERE relname IN (%s, %s) ORDER BY relname",
                        [Cable._meta.db_table, Port._meta.db_table])

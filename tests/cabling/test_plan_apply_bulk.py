@@ -21,9 +21,8 @@ from core.history import history_rows
 from inventory.models import Device, DeviceUnit, HardwareModel, Nic, Port, Rack
 from inventory.services.devices import components_create
 from tests.cabling.test_plan_apply import fabric72_catalogue, small_spec, snapshot
-from tests.conftest import REQUIRE_SERVICES
 from tests.factories import ProjectFactory
-from tests.support import count_queries
+from tests.support import count_queries, postgresql_only
 
 pytestmark = pytest.mark.django_db
 
@@ -83,14 +82,6 @@ def test_an_outsider_does_not_see_an_applied_cable(catalogue, project, outsider,
     assert client_for(outsider).get(address).status_code == 404
 
 
-def postgresql_only() -> None:
-    """COPY is PostgreSQL's: these tests skip on SQLite, and fail there when the services are required."""
-    if connection.vendor != "postgresql":
-        if REQUIRE_SERVICES:
-            pytest.fail("REQUIRE_SERVICES=1 but the database is not PostgreSQL: the COPY tests must run")
-        pytest.skip("COPY needs PostgreSQL (DATABASE_URL=postgres://...)")
-
-
 HOSTILE = ["tab\there", "line\nfeed", "crlf\r\nend", "back\\slash\\", "\\N", "=1+2", "", "'; DROP TABLE x; --",
            "\\.", "quote\"d", "ünïcødé ✓"]
 
@@ -98,7 +89,7 @@ HOSTILE = ["tab\there", "line\nfeed", "crlf\r\nend", "back\\slash\\", "\\N", "=1
 def test_copy_takes_hostile_text_and_nulls_exactly_as_given(project):
     """COPY's text format gives tab, newline, backslash and \\N meanings of their own: every value must come back as
     it was sent, a None as NULL and the text "\\N" as that text."""
-    postgresql_only()
+    postgresql_only("COPY")
     rows = [{"project_id": project.pk, "label": f"H{i:02d}", "part_number": text, "serial": text, "status_cause": text,
              "cable_type": "dac", "length_m": Decimal("1.5"), "speed_gbps": 800, "network": "compute",
              "plane": None if i % 2 else i, "verified_at": None}
@@ -158,7 +149,7 @@ def test_a_value_the_database_cannot_hold_is_refused_with_words(catalogue, proje
     """A spec's transceiver part with a NUL, which PostgreSQL text cannot hold (a part too long for its column is
     refused by the diff, naming the spec field): COPY raises a DataError, which the apply turns into a refusal
     (no 500), and nothing is written."""
-    postgresql_only()
+    postgresql_only("COPY")
     data = yaml.safe_load(small_spec(4))
     data["servers"][0]["ports"][0]["optic"] = "OSFP\x00800G"
     before = snapshot(project)

@@ -9,17 +9,18 @@ from psycopg.types.numeric import Int2, Int4, Int8
 
 from inventory.models import Rack
 from tests.factories import RackFactory
+from tests.support import postgresql_only
 
 pytestmark = pytest.mark.django_db
 
-ON_SERVER = pytest.mark.skipif(
-    connection.vendor != "postgresql"
-    or not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"),
-    reason="binds on the server only on PostgreSQL with prepared statements (the default there)",
-)
+
+@pytest.fixture(autouse=True)
+def _binding_on_the_server():
+    postgresql_only("binding on the server")
+    if not connection.settings_dict.get("OPTIONS", {}).get("server_side_binding"):
+        pytest.skip("prepared statements are off (DATABASE_PREPARED=0): parameters are bound as text")
 
 
-@ON_SERVER
 @pytest.mark.parametrize(("wrapper", "low", "high"), [
     (Int2, -(2**15), 2**15 - 1), (Int4, -(2**31), 2**31 - 1), (Int8, -(2**63), 2**63 - 1),
 ])
@@ -32,7 +33,6 @@ def test_the_range_s_ends_go_through_and_one_past_them_is_refused(wrapper, low, 
             cursor.execute("SELECT %s", [wrapper(outside)])
 
 
-@ON_SERVER
 def test_a_huge_number_saved_through_the_orm_is_refused_not_stored_wrapped():
     rack = RackFactory()
     with pytest.raises(DataError, match="out of range"), transaction.atomic():

@@ -7,9 +7,8 @@ from django.core.exceptions import ValidationError
 
 from inventory.models import Device, HardwareModel, Port
 from inventory.services.identities import identities_record
-from tests.cabling.test_fabric_states import postgresql_only
 from tests.factories import ProjectFactory
-from tests.support import count_queries
+from tests.support import count_queries, history_as_rows_now, postgresql_only
 
 from .topology_support import devices, port, sb7700_fabric
 
@@ -46,15 +45,6 @@ def test_malformed_values_and_other_projects(project):
     assert port(project, "n01:ib0").guid_mac == ""
 
 
-def _history_as_rows_now(model, at, reason) -> tuple[int, int]:
-    """(history rows of `model` written at `at` for `reason`, how many differ from their row as it is now)."""
-    historical = model.history.model
-    names = [field.attname for field in historical.tracked_fields]
-    records = list(historical.objects.filter(history_date=at, history_change_reason=reason).values_list(*names))
-    now = {row[0]: row for row in model.objects.filter(pk__in=[r[0] for r in records]).values_list(*names)}
-    return len(records), sum(record != now[record[0]] for record in records)
-
-
 @pytest.mark.parametrize("one_statement", [True, False], ids=["one-statement", "by-chunks"])
 def test_both_paths_learn_take_and_record_alike(project, technician, monkeypatch, one_statement):
     """PostgreSQL learns each kind in one statement (data-modifying CTEs, history rows included); elsewhere the
@@ -64,7 +54,7 @@ def test_both_paths_learn_take_and_record_alike(project, technician, monkeypatch
     from inventory.services import identities
 
     if one_statement:
-        postgresql_only()
+        postgresql_only("learning in one statement")
     monkeypatch.setattr(identities, "update_recorded_supported", lambda: one_statement)
     sb7700_fabric(project)
     other = ProjectFactory(code="OTHER-2")
@@ -77,8 +67,8 @@ def test_both_paths_learn_take_and_record_alike(project, technician, monkeypatch
     assert identities_record(project=project, device_guids={switch.pk: "506b4b0300820910"}, port_ids=first,
                              user=technician, cause="cmp #1") == 4
     at = Port.history.filter(id=n01.pk).latest().history_date
-    assert _history_as_rows_now(Port, at, "cmp #1") == (3, 0)
-    assert _history_as_rows_now(Device, at, "cmp #1") == (1, 0)
+    assert history_as_rows_now(Port, at, "cmp #1") == (3, 0)
+    assert history_as_rows_now(Device, at, "cmp #1") == (1, 0)
     assert set(Port.history.filter(history_date=at).values_list("history_user", "history_type")) == {
         (technician.pk, "~")}
     # n01's HCA moved to n02 and n02's to n03: n01 loses its value, n02 and n03 take theirs (n02 is not cleared
@@ -90,7 +80,7 @@ def test_both_paths_learn_take_and_record_alike(project, technician, monkeypatch
     assert [port(project, f"{name}:ib0").guid_mac for name in ("n01", "n02", "n03")] == [
         "", "ec0d9a03003d62be", "b8:ce:f6:00:00:01"]
     later = Port.history.filter(id=n02.pk).latest().history_date
-    assert _history_as_rows_now(Port, later, "cmp #2") == (3, 0)  # n01 cleared, n02 and n03 learned
+    assert history_as_rows_now(Port, later, "cmp #2") == (3, 0)  # n01 cleared, n02 and n03 learned
     assert not Device.history.filter(history_date=later).exists()
     assert Port.objects.get(device=stranger).guid_mac == "ec0d9a03003d62be"  # another project's: kept
     assert identities_record(project=project, port_ids=again, device_guids={switch.pk: "506b4b0300820910"}) == 0
@@ -115,7 +105,7 @@ def test_what_a_comparison_writes_and_nothing_reads_is_not_indexed():
     no index entry; the history table keeps its indexes on the port (id), the date and the user only."""
     from django.db import connection
 
-    postgresql_only()
+    postgresql_only("the port tables' indexes")
     history = Port.history.model._meta.db_table
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexname FROM pg_indexes WHERE tablename = %s AND indexdef LIKE %s",
