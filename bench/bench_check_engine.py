@@ -313,7 +313,7 @@ def main() -> None:
         copy = _copy_database(servers)
         try:
             _use_database(copy)
-            from delivery.models import Project
+            from projects.models import Project
 
             project = Project.objects.get(code=code)
             try:

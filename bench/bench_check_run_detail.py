@@ -43,7 +43,7 @@ def link_health_run(project):
 
     from cabling.models import Cable, CableEnd
     from core.choices import JobStatus
-    from delivery.roof.dashboard import planned_links_of
+    from delivery.dashboard.selectors import planned_links_of
     from inventory.choices import HardwareKind
     from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
     from validation.models import CheckResult, CheckRun

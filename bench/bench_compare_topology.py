@@ -64,8 +64,8 @@ GOAL_S = 3.0
 def fabric_applied(spec_path: Path):
     from cabling.planner import load_spec, plan
     from cabling.services import plan_apply
-    from delivery.models import Project
     from inventory.models import HardwareModel
+    from projects.models import Project
 
     catalogue_for_fabric_3()
     HardwareModel.objects.filter(part_number="N9570-64OC").update(os_port_format="swp{n}")
@@ -209,7 +209,7 @@ def bench_database(spec_path: Path, *, keep: bool, reuse: bool) -> Iterator[obje
     from django.core.management import call_command
     from django.db import connection, connections
 
-    from delivery.models import Project
+    from projects.models import Project
 
     try:
         call_command("migrate", verbosity=0)  # a copy made before a new migration gets it here

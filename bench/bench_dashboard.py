@@ -43,9 +43,9 @@ HISTORY_DAYS = 21
 def project_mid_delivery(spec_path: Path):
     from cabling.planner import load_spec, plan
     from cabling.services import plan_apply
-    from delivery.choices import Role
-    from delivery.models import Project
-    from delivery.services import membership_set, user_ensure
+    from projects.choices import Role
+    from projects.models import Project
+    from projects.services import membership_set, user_ensure
 
     catalogue_for_fabric_3()
     project = Project.objects.create(code="BENCH-DASH", name="Bench dashboard", customer_name="Bench")
@@ -98,8 +98,8 @@ def history(project, technicians) -> None:
     from cabling.choices import CableStatus, FabricState, ScanAction, ScanResult
     from cabling.models import Cable, ScanEvent
     from core.choices import JobStatus
-    from delivery.roof.dashboard import planned_links_of
-    from delivery.roof.services import gates_recompute, stages_create_from_template
+    from delivery.dashboard.selectors import planned_links_of
+    from delivery.stages.services import gates_recompute, stages_create_from_template
     from validation.choices import CheckKind, ResultStatus, Verdict
     from validation.models import CheckResult, CheckRun
 
@@ -222,7 +222,7 @@ def kept_project():
     from django.contrib.auth import get_user_model
 
     from core.choices import ACTIVE_JOB_STATUSES
-    from delivery.models import Project
+    from projects.models import Project
 
     project = Project.objects.filter(code="BENCH-DASH").first()
     if project is None:

@@ -73,7 +73,7 @@ def fabric_3_applied(spec_path: Path):
     """A project holding the fabric of the spec, written by the planner's apply."""
     from cabling.models import Cable, CableEnd
     from cabling.services import plan_apply
-    from delivery.models import Project
+    from projects.models import Project
 
     catalogue_for_fabric_3()
     project = Project.objects.create(code="BENCH-L", name="Bench labels", customer_name="Bench")

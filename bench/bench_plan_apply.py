@@ -85,7 +85,7 @@ def run(spec_path: Path, *, code: str, tracing: bool) -> dict[str, tuple[float, 
     from cabling.planner import load_spec, plan
     from cabling.planner.checks import check_plan
     from cabling.services import plan_apply, plan_diff
-    from delivery.models import Project
+    from projects.models import Project
 
     results: dict[str, tuple[float, float]] = {}
 

@@ -41,7 +41,7 @@ def spec_file(servers: int, folder: Path) -> Path:
 
 
 def new_scratch_project(name: str = SCRATCH):
-    from delivery.models import Project
+    from projects.models import Project
 
     drop_scratch(name)
     return Project.objects.create(code=scratch_code(name), name=f"Bench {name}", customer_name="Bench")
@@ -55,8 +55,8 @@ def drop_scratch(name: str = SCRATCH) -> None:
     from django.db import transaction
 
     from cabling.models import Cable, CableEnd
-    from delivery.models import Project
     from inventory.models import Device, DeviceUnit, Nic, Optic, Port, Rack, Site
+    from projects.models import Project
 
     project = Project.objects.filter(code=f"BENCH-{name.upper()}").first()
     if project is None:

@@ -50,9 +50,9 @@ def build_project(spec_path: Path):
 
     from cabling.planner import load_spec, plan
     from cabling.services import plan_apply
-    from delivery.choices import Role
-    from delivery.models import Project
-    from delivery.services import membership_set, user_ensure
+    from projects.choices import Role
+    from projects.models import Project
+    from projects.services import membership_set, user_ensure
 
     catalogue_for_fabric_3()
     project = Project.objects.create(code="BENCH-REPORT", name="Bench 1,024-server cluster", customer_name="Bench AI",
@@ -111,7 +111,7 @@ def simulated_results(project) -> dict[str, int]:
 
     from cabling.models import Cable, CableEnd
     from core.choices import JobStatus
-    from delivery.roof.dashboard import planned_links_of
+    from delivery.dashboard.selectors import planned_links_of
     from inventory.choices import HardwareKind, Network
     from inventory.models import Device, Port
     from validation.choices import CheckKind, ResultStatus, RunnerKind, Verdict
@@ -197,9 +197,9 @@ def analyze() -> None:
 def stages_and_punch_list(project, manager) -> None:
     from django.utils import timezone
 
-    from delivery.roof.choices import PunchSeverity
-    from delivery.roof.models import PunchItem
-    from delivery.roof.services import gates_recompute, stages_create_from_template
+    from delivery.choices import PunchSeverity
+    from delivery.models import PunchItem
+    from delivery.stages.services import gates_recompute, stages_create_from_template
 
     stages_create_from_template(project=project)
     started = time.perf_counter()
@@ -238,28 +238,28 @@ def child(step: str, version_id: int, snapshot: str, output: str) -> None:
     started, cpu_started = time.perf_counter(), time.process_time()
     rows = 0
     if step == "snapshot":
-        from delivery.roof.models import ReportVersion
-        from delivery.roof.reports.snapshot import snapshot_write
+        from delivery.models import ReportVersion
+        from delivery.reports.snapshot import snapshot_write
 
         version = ReportVersion.objects.select_related("project", "requested_by").get(pk=version_id)
         with open(snapshot, "wb") as target:
             rows = snapshot_write(project=version.project, version=version, target=target).rows
         output = snapshot
     elif step in ("full pdf", "summary pdf"):
-        from delivery.roof.reports.pdf import render_pdf
+        from delivery.reports.pdf import render_pdf
 
         with open(snapshot, "rb") as source, open(output, "wb") as target:
             render_pdf(source, target, edition=step.split()[0])
     elif step == "excel":
-        from delivery.roof.reports.excel import render_xlsx
+        from delivery.reports.excel import render_xlsx
 
         with open(snapshot, "rb") as source, open(output, "wb") as target:
             render_xlsx(source, target, edition="full")
     elif step == "openpyxl write-only, rows alone":
         rows = openpyxl_floor(snapshot, output)
     elif step == "render service, end to end":
-        from delivery.roof.models import ReportVersion
-        from delivery.roof.reports.services import report_version_render
+        from delivery.models import ReportVersion
+        from delivery.reports.services import report_version_render
 
         version = report_version_render(version_id=version_id)
         assert version.status == "done", version.errors
@@ -289,7 +289,7 @@ def main(argv: list[str]) -> None:
     with scratch_database(BENCH_DB), tempfile.TemporaryDirectory() as folder:
         from django.conf import settings
 
-        from delivery.roof.reports.services import report_version_request
+        from delivery.reports.services import report_version_request
 
         media = Path(folder) / "media"
         os.environ["MEDIA_ROOT"] = str(media)  # the children's (settings read it at start)

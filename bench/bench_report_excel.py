@@ -1,4 +1,4 @@
-"""Time and peak memory of the acceptance report's Excel workbook (delivery.roof.reports.excel.render_xlsx)
+"""Time and peak memory of the acceptance report's Excel workbook (delivery.reports.excel.render_xlsx)
 for a 1,024-server cluster: 24,576 cable rows, 49,152 link-health rows and 16,384 bandwidth rows, in a
 synthetic snapshot written with the real SnapshotWriter (tests/delivery/report_samples.py), next to the
 floor: openpyxl's write-only mode writing the same rows alone, read from the same snapshot, as plain values
@@ -38,7 +38,7 @@ GOAL_MIB = 500.0
 
 def read_only(snapshot: Path, output: Path) -> int:
     """Every row of the snapshot read, nothing written: the part of the work both others share."""
-    from delivery.reports import TableRecord, read_snapshot
+    from projects.reports import TableRecord, read_snapshot
 
     rows = 0
     with snapshot.open("rb") as source:
@@ -51,7 +51,7 @@ def read_only(snapshot: Path, output: Path) -> int:
 
 
 def render(snapshot: Path, output: Path, edition: str = "full") -> int:
-    from delivery.roof.reports.excel import render_xlsx
+    from delivery.reports.excel import render_xlsx
 
     done = [0]
     with snapshot.open("rb") as source, output.open("wb") as target:

@@ -1,4 +1,4 @@
-"""Time and peak memory of the acceptance report's PDF (delivery.roof.reports.pdf.render_pdf) for a
+"""Time and peak memory of the acceptance report's PDF (delivery.reports.pdf.render_pdf) for a
 1,024-server cluster: 24,576 cable rows, 49,152 link-health rows and 16,384 bandwidth rows, in a synthetic
 snapshot written with the real SnapshotWriter (tests/delivery/report_samples.py). Goal on a 2-core
 machine: the full edition in under 2 minutes and 500 MiB peak RSS.
@@ -33,7 +33,7 @@ GOAL_MIB = 500.0
 
 def render_child(snapshot: str, edition: str, output: str) -> None:
     """In the child: render one edition and print its figures as JSON."""
-    from delivery.roof.reports.pdf import render_pdf
+    from delivery.reports.pdf import render_pdf
 
     reports = []
     started, cpu_started = time.perf_counter(), time.process_time()

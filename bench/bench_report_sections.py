@@ -1,6 +1,6 @@
-"""Time, queries and peak memory of each registered section of the acceptance report (delivery.reports) on
+"""Time, queries and peak memory of each registered section of the acceptance report (projects.reports) on
 reference fabric 3 (1,024 servers, 384 switches, 24,576 cables, 32,768 optics): each provider called and its
-section written through SnapshotWriter into memory, every row of every table read, as the roof writes the
+section written through SnapshotWriter into memory, every row of every table read, as delivery writes the
 snapshot.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bringup .venv/bin/python bench/bench_report_sections.py [SPEC]
@@ -42,7 +42,7 @@ def fabric_3_at_acceptance(spec_path: Path):
 
     from cabling.models import Cable
     from cabling.services import plan_apply
-    from delivery.models import Project
+    from projects.models import Project
 
     catalogue_for_fabric_3()
     project = Project.objects.create(code="BENCH-R", name="Bench report", customer_name="Bench")
@@ -118,7 +118,7 @@ def write_section(registered, project, *, tracing: bool) -> dict:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
-    from delivery.reports import SnapshotWriter
+    from projects.reports import SnapshotWriter
 
     buffer, rows = io.BytesIO(), Rows()
     if tracing:
@@ -139,7 +139,7 @@ def write_section(registered, project, *, tracing: bool) -> dict:
 def main(argv: list[str]) -> None:
     spec_path = Path(argv[0]) if argv else ROOT / "examples" / "fabric-1024.yaml"
     with scratch_database(BENCH_DB):
-        from delivery.reports import report_registry
+        from projects.reports import report_registry
 
         project = fabric_3_at_acceptance(spec_path)
         print(f"  maxrss {maxrss_mib():.0f} MiB before the sections")

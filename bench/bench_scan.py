@@ -93,7 +93,7 @@ def build(spec_path: Path, clients: int) -> None:
 
     from cabling.planner import load_spec, plan
     from cabling.services import plan_apply
-    from delivery.models import Project
+    from projects.models import Project
 
     started = time.perf_counter()
     call_command("migrate", verbosity=0)
@@ -141,8 +141,8 @@ def database_ready() -> None:
 def stages_ready(project) -> None:
     """The project's stages, as every real project has them (a --reuse database from before may lack them):
     each accepted scan then asks for a recompute of their gates, as on a site."""
-    from delivery.roof.models import Stage
-    from delivery.roof.services import stages_create_from_template
+    from delivery.models import Stage
+    from delivery.stages.services import stages_create_from_template
 
     if not Stage.objects.filter(project=project).exists():
         stages_create_from_template(project=project)
@@ -160,8 +160,8 @@ def technicians(project, clients: int) -> list[str]:
     from django.contrib.auth import get_user_model
     from rest_framework.authtoken.models import Token
 
-    from delivery.choices import Role
-    from delivery.models import Membership
+    from projects.choices import Role
+    from projects.models import Membership
 
     keys = []
     for n in range(clients):
@@ -293,7 +293,7 @@ def worker_warmed(project, timeout_s: float = 60) -> None:
     """Wait (bounded) for the worker's first recompute of the gates, which the warm-up's scans asked for: a
     worker's first task loads what every later one reuses (0.6-0.8 s at 1,024 servers, against 0.3 s warm), and
     a site's worker has long been running when technicians scan."""
-    from delivery.roof.models import GateRecompute
+    from delivery.models import GateRecompute
 
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -505,7 +505,7 @@ def main(argv: list[str]) -> None:
     _setup_django(bench_url)
     server = worker = None
     try:
-        from delivery.models import Project
+        from projects.models import Project
 
         if not args.reuse:
             build(Path(args.spec), args.clients)
@@ -514,7 +514,7 @@ def main(argv: list[str]) -> None:
         stages_ready(project)
         keys = technicians(project, args.clients)
         print(f"queries per scan (the endpoint in-process, token auth included): {queries_per_scan(project, keys)}")
-        from delivery.roof.models import GateRecompute
+        from delivery.models import GateRecompute
 
         # Those scans asked for a recompute no worker ran yet: clear it, so the phases' scans ask as a site's do.
         broker_empty()

@@ -154,7 +154,7 @@ def _vacuum() -> None:
 def _kept_project(servers: int) -> BenchProject | None:
     from django.contrib.auth import get_user_model
 
-    from delivery.models import Project
+    from projects.models import Project
 
     project = Project.objects.filter(code=PROJECT_CODE).first()
     manager = get_user_model().objects.filter(username=MANAGER).first()
@@ -169,9 +169,9 @@ def _build_project(servers: int) -> BenchProject:
 
     from cabling.planner import load_spec_text, plan
     from cabling.services import plan_apply
-    from delivery.choices import Role
-    from delivery.models import Project
-    from delivery.services import membership_set, user_ensure
+    from projects.choices import Role
+    from projects.models import Project
+    from projects.services import membership_set, user_ensure
 
     started = time.perf_counter()
     print(f"building the {servers}-server project in {database_name(servers)} (once; kept for the next benches)")
@@ -190,7 +190,7 @@ def _build_project(servers: int) -> BenchProject:
 
 def scratch_code(name: str) -> str:
     """A project code for a bench's own project, deleted first if an interrupted run left it."""
-    from delivery.models import Project
+    from projects.models import Project
 
     code = f"BENCH-{name.upper()}"
     Project.objects.filter(code=code).delete()

@@ -26,7 +26,7 @@ def openpyxl_floor(snapshot, output) -> int:
     only: no styles, no formats, no formula guard, no cover. Returns the rows written."""
     from openpyxl import Workbook
 
-    from delivery.reports import TableRecord, read_snapshot
+    from projects.reports import TableRecord, read_snapshot
 
     workbook, rows = Workbook(write_only=True), 0
     with open(snapshot, "rb") as source:

@@ -7,11 +7,12 @@ from cabling.api.traces import register as register_traces
 from cabling.api.views import register as register_cabling
 from core.api.tokens import token_view
 from core.api.views import not_found
-from delivery.api.jobs import JobStatusView
-from delivery.api.views import MembershipViewSet, ProjectViewSet
-from delivery.roof.api import register as register_workflow
-from delivery.roof.reports.api import register as register_reports
+from delivery.punch.api import register as register_punch
+from delivery.reports.api import register as register_reports
+from delivery.stages.api import register as register_stages
 from inventory.api.views import register as register_inventory
+from projects.api.jobs import JobStatusView
+from projects.api.views import MembershipViewSet, ProjectViewSet
 from validation.api import register as register_validation
 from validation.uploads.api import ToolUploadViewSet
 
@@ -24,7 +25,8 @@ register_traces(router)
 register_validation(router)
 router.register("uploads", ToolUploadViewSet, basename="tool-upload")
 register_reports(router)
-register_workflow(router)
+register_stages(router)
+register_punch(router)
 
 urlpatterns = [
     # POST username and password, get the token to send as `Authorization: Token <key>`.

@@ -77,11 +77,12 @@ INSTALLED_APPS = [
     "axes",
     "import_export",
     "core",
-    "delivery",
+    "projects",
     "inventory",
     "cabling",
     "validation",
-    "delivery.roof",
+    "delivery",
+    "demo",
 ]
 
 MIDDLEWARE = [
@@ -206,9 +207,9 @@ CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # First: `Bearer bnt_...` node tokens (scoped, expiring; a refused one is a 401), then people.
-        "delivery.api.node_tokens.NodeTokenAuthentication",
+        "projects.api.node_tokens.NodeTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "delivery.api.node_tokens.PersonTokenAuthentication",  # DRF's TokenAuthentication, cheaper
+        "projects.api.node_tokens.PersonTokenAuthentication",  # DRF's TokenAuthentication, cheaper
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     # DjangoFilterBackend with the numbers of every FilterSet bounded (core/api/filters.py).
@@ -282,7 +283,7 @@ API_BODY_MAX_BYTES = UPLOAD_MAX_BYTES + 64 * 1024
 SOAK_DURATION_HOURS = float(os.environ.get("SOAK_DURATION_HOURS", "72"))
 SOAK_SAMPLE_INTERVAL_MINUTES = float(os.environ.get("SOAK_SAMPLE_INTERVAL_MINUTES", "15"))
 
-# The acceptance report (delivery/roof/reports/): who delivers the cluster, as the cover and the sign-off name
+# The acceptance report (delivery/reports/): who delivers the cluster, as the cover and the sign-off name
 # them, in English and Chinese (the report is bilingual where the project's names are).
 INTEGRATOR_NAME = os.environ.get("INTEGRATOR_NAME", "Bringup Integration")
 INTEGRATOR_NAME_ZH = os.environ.get("INTEGRATOR_NAME_ZH", "布林集成")

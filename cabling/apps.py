@@ -14,4 +14,4 @@ class CablingConfig(AppConfig):
         from .report_sections import register as register_report_sections
 
         register()  # the ports panel of a device's page (inventory shows it without importing cabling)
-        register_report_sections()  # the report's topology section and its fabric chart (delivery.reports)
+        register_report_sections()  # the report's topology section and its fabric chart (projects.reports)

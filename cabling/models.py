@@ -12,9 +12,9 @@ from simple_history.models import HistoricalRecords
 
 from core.choices import JobStatus
 from core.models import Job
-from delivery.models import Project
 from inventory.choices import Network
 from inventory.models import Device, Optic, Port
+from projects.models import Project
 
 from .choices import (
     CableStatus,

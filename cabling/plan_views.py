@@ -1,7 +1,7 @@
 """The plan pages under /p/<code>/plan/: the spec form (YAML text or upload, the shipped examples one click
 away) whose preview shows the plan's figures, bill of materials and what applying changes; then Confirm,
 which queues the apply (a task) and shows its progress. Managers only: technicians and customers get
-403, outsiders 404 (delivery.access). Thin: reads through selectors, writes through services. The
+403, outsiders 404 (projects.access). Thin: reads through selectors, writes through services. The
 apply's progress is polled from the one job status endpoint (templates/core/_progress.html)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from django.views.generic import FormView, TemplateView
 from core.choices import JobStatus
 from core.forms import add_service_errors
 from core.http import attachment
-from delivery.access import Capability, ProjectViewMixin
+from projects.access import Capability, ProjectViewMixin
 
 from .choices import FabricPlanSource
 from .selectors import RECENT_PLANS, fabric_plan_detail, fabric_plan_list

@@ -1,4 +1,4 @@
-"""The cabling's section of the acceptance report (delivery.reports), registered in CablingConfig.ready():
+"""The cabling's section of the acceptance report (projects.reports), registered in CablingConfig.ready():
 "Topology and cable plan".
 
 - Facts: cables per status, and how the verified ones were verified.
@@ -13,7 +13,7 @@
   cabling.services.scans), "fabric" (the latest topology comparison saw the link ok: fabric_state "ok", dated by the
   comparison that first verified it, fabric_verified_at), "both", or "" for a cable that is not verified.
 
-Like a gate, the provider is handed a project and reads it whole: the roof checks who may read the report.
+Like a gate, the provider is handed a project and reads it whole: delivery checks who may read the report.
 Tables stream: each one's rows come from one query read in chunks while the snapshot is written, so the
 number of queries and the memory held do not grow with the number of cables.
 """
@@ -27,9 +27,9 @@ from itertools import groupby
 
 from django.db.models import BooleanField, Case, Count, ExpressionWrapper, F, IntegerField, Q, QuerySet, Value, When
 
-from delivery.reports import Chart, Column, Facts, Section, Table, register_report_chart, register_report_section
 from inventory.choices import Network
 from inventory.models import Device
+from projects.reports import Chart, Column, Facts, Section, Table, register_report_chart, register_report_section
 
 from .choices import CableStatus, CableType, FabricState, Side
 from .exports.fabric_drawing import fabric_drawing

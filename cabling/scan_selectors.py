@@ -11,8 +11,8 @@ from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
 from core.rows import Columns, columns_of, fetch, joined
-from delivery.access import scope_to_user
 from inventory.models import Device, HardwareModel, Port, Rack
+from projects.access import scope_to_user
 
 from .models import Cable, CableEnd, ScanEvent
 

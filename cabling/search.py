@@ -18,9 +18,9 @@ from django.db.models import Q
 from django.urls import reverse
 
 from core.rows import columns_of, fetch, joined
-from delivery.access import is_node, project_role
-from delivery.models import Project
 from inventory.models import Device, Optic, Port
+from projects.access import is_node, project_role
+from projects.models import Project
 
 from .codes import ParsedCode, parse_code
 from .models import Cable, CableEnd
@@ -75,7 +75,7 @@ def resolve_code(*, user, project: Project, code: str | ParsedCode, lock_cable: 
 
 def _sees(user, project: Project) -> bool:
     """Whether the user may see the project at all: every lookup below stays inside it, so this is the whole
-    of delivery.access's scoping rule here (a member or staff; a node token its own project), asked once
+    of projects.access's scoping rule here (a member or staff; a node token its own project), asked once
     (the role is cached on the user: a scan that checked it already pays nothing)."""
     if is_node(user):
         return user.project_id == project.pk

@@ -25,10 +25,10 @@ from django.db.models import Count, F, FilteredRelation, Max, Prefetch, Q, Query
 from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
-from delivery.access import Capability, projects_where, scope_to_user
-from delivery.models import Project
 from inventory.choices import DeviceRole, DeviceStatus
 from inventory.models import Device, Optic, Port, Rack
+from projects.access import Capability, projects_where, scope_to_user
+from projects.models import Project
 
 from .choices import PHYSICAL_CABLE_STATUSES, CableStatus, FabricState, ScanAction, ScanResult, Side
 from .codes import cable_end_code
@@ -425,7 +425,7 @@ def fabric_links(*, user, project: Project, network: str | None = None) -> Query
 
 def report_fabric_links(*, project: Project, network: str | None = None) -> QuerySet[CableEnd]:
     """The links of `fabric_links` for the acceptance report (cabling.report_sections), whose provider is
-    handed the project alone: the roof has already checked who may read the report."""
+    handed the project alone: delivery has already checked who may read the report."""
     return _links_of(CableEnd.objects.all(), project, network)
 
 

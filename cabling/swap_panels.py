@@ -8,8 +8,8 @@ from __future__ import annotations
 from django.urls import reverse
 
 from core.panels import Panel, register_panel
-from delivery.access import Capability, can
 from inventory.choices import OpticStatus
+from projects.access import Capability, can
 
 from .choices import PHYSICAL_CABLE_STATUSES
 from .swap_selectors import swaps_of_cable, swaps_of_optic

@@ -7,8 +7,8 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from delivery.access import Capability, projects_where, scope_to_user
-from delivery.models import Project
+from projects.access import Capability, projects_where, scope_to_user
+from projects.models import Project
 
 from .models import Cable, Swap
 

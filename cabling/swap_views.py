@@ -1,7 +1,7 @@
 """Swap pages under /p/<code>/cabling/swaps/: the project's swaps with their RMA (filtered by RMA state,
 kind, serial or case), one swap with its RMA form, and the "Replace" form reached from a cable's page or an
 optic's. The project's technicians and managers read and write them (EDIT_INVENTORY); customers get 403
-and outsiders 404, through delivery.access.ProjectViewMixin. Each form posts to one service and shows its
+and outsiders 404, through projects.access.ProjectViewMixin. Each form posts to one service and shows its
 refusal next to the field it names (core.forms.add_service_errors)."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from django.views.generic import FormView
 
 from core.forms import add_service_errors
 from core.views import FilteredListView
-from delivery.access import Capability, ProjectViewMixin
 from inventory.selectors import optic_list
+from projects.access import Capability, ProjectViewMixin
 
 from .choices import CableStatus, SwapKind
 from .forms import SwapForm, SwapRmaForm

@@ -2,7 +2,7 @@
 status changes and the panels other apps add), the downloads (cut sheet, label sheet), the label sheet
 exports, the fabric view, a port's trace, the search that resolves any code in one step, and the
 project manager's view of the floor (progress). Every member may read and download (customers
-included); outsiders get 404 through delivery.access.ProjectViewMixin; starting a label sheet export
+included); outsiders get 404 through projects.access.ProjectViewMixin; starting a label sheet export
 takes the inventory editors' capability. Downloads take the list's filters, so "what I
 see" is "what I download"; a filter that does not parse is a 400 naming it, never a silently larger
 file. A label sheet too large for one download is a label sheet export, rendered in the background."""
@@ -30,8 +30,8 @@ from core.http import attachment
 from core.panels import panels_for
 from core.spreadsheets import XLSX_CONTENT_TYPE
 from core.views import FilteredListView
-from delivery.access import Capability, ProjectViewMixin
 from inventory.choices import Network
+from projects.access import Capability, ProjectViewMixin
 
 from .choices import PHYSICAL_CABLE_STATUSES, CableStatus, LabelScope, Side
 from .codes import CodeError

@@ -10,7 +10,7 @@ PAGE_SIZE = 50
 
 class FilteredListView(ListView):
     """A list page filtered by the same FilterSet the API uses, then paginated. Combine it with the
-    project mixin of delivery.access (which resolves the project and checks the role) before it:
+    project mixin of projects.access (which resolves the project and checks the role) before it:
     `class RackListView(ProjectViewMixin, FilteredListView)`."""
 
     filterset_class: type

@@ -1,28 +1,72 @@
 from django.db import models
 
 
-class Role(models.TextChoices):
-    MANAGER = "manager", "Project manager"
-    TECHNICIAN = "technician", "Technician"
-    CUSTOMER = "customer", "Customer"
+class StageStatus(models.TextChoices):
+    NOT_STARTED = "not_started", "Not started"
+    IN_PROGRESS = "in_progress", "In progress"
+    BLOCKED = "blocked", "Blocked"  # started or done, then a stage it depends on reopened: it waits for it
+    DONE = "done", "Done"
+    SKIPPED = "skipped", "Skipped"
 
 
-class ProjectStatus(models.TextChoices):
-    PLANNING = "planning", "Planning"
-    ACTIVE = "active", "Active"
-    ON_HOLD = "on_hold", "On hold"
-    ACCEPTED = "accepted", "Accepted"
-    CLOSED = "closed", "Closed"
+# A stage in one of these states lets the stages that depend on it start.
+SATISFIED_STAGE_STATUSES = frozenset({StageStatus.DONE, StageStatus.SKIPPED})
 
 
-class NodeScope(models.TextChoices):
-    """What a node token may post (delivery.models.NodeToken); nothing else is open to it."""
+class StageWork(models.TextChoices):
+    """What starting a stage starts through Celery (blank: nothing, the stage is worked on the floor)."""
 
-    UPLOADS = "uploads", "Tool outputs (POST /api/uploads/)"
-    TOPOLOGY = "topology", "Observed topology"
+    TOPOLOGY = "topology", "A topology comparison (topology check run)"
+    NODE_INVENTORY = "node_inventory", "A node inventory check on every node"
+    LINK_HEALTH = "link_health", "A link-health run on every node"
+    BENCHMARKS = "benchmarks", "The bandwidth matrix and NCCL"
+    SOAK = "soak", "A soak window"
 
 
-class NodeTokenState(models.TextChoices):
-    ACTIVE = "active", "Active"
-    EXPIRED = "expired", "Expired"
-    REVOKED = "revoked", "Revoked"
+# The gate of a stage whose items people confirm by hand (network configuration, custom stages): delivery
+# computes it from the stage's checklist, not from the registry (projects.gates).
+CHECKLIST_GATE = "checklist"
+
+
+class PunchSeverity(models.TextChoices):
+    CRITICAL = "critical", "Critical"
+    MAJOR = "major", "Major"
+    MINOR = "minor", "Minor"
+
+
+class PunchStatus(models.TextChoices):
+    """Where a punch item stands. "Verified" is never set by hand: the sync (delivery.punch.services) moves a
+    fixed item there when a later check or comparison of its object passes."""
+
+    OPEN = "open", "Open"
+    IN_PROGRESS = "in_progress", "In progress"
+    FIXED = "fixed", "Fixed (awaiting a passing re-check)"
+    VERIFIED = "verified", "Verified"
+    WONT_FIX = "wont_fix", "Won't fix"
+
+
+# Items still to be worked on (the ones a new fault of the same fingerprint does not duplicate).
+UNRESOLVED_PUNCH_STATUSES = frozenset({PunchStatus.OPEN, PunchStatus.IN_PROGRESS, PunchStatus.FIXED})
+
+
+class PunchObjectKind(models.TextChoices):
+    DEVICE = "device", "Device"
+    PORT = "port", "Port"
+    CABLE = "cable", "Cable"
+    OPTIC = "optic", "Optic"
+    NODE_PAIR = "node_pair", "Node pair"
+    CHECK_RESULT = "check_result", "Check result"
+    MISWIRE = "miswire", "Miswire (topology comparison)"
+
+
+class PunchSource(models.TextChoices):
+    MANUAL = "manual", "Opened by hand"
+    CHECK_RESULT = "check_result", "A failed check result"
+    TOPOLOGY = "topology", "A topology comparison"
+
+
+class NotificationKind(models.TextChoices):
+    STAGE_COMPLETED = "stage_completed", "A stage is completed"
+    STAGE_REGRESSED = "stage_regressed", "A stage reopens (its gate no longer passes)"
+    REPORT_READY = "report_ready", "An acceptance report version is ready"
+    REPORT_SIGNED = "report_signed", "The acceptance report is signed"

@@ -12,5 +12,5 @@ class InventoryConfig(AppConfig):
         from .gates import register as register_gates
         from .report_sections import register as register_report_sections
 
-        register_gates()  # site readiness and racking (delivery.gates: the roof's stages read them)
-        register_report_sections()  # the acceptance report's inventory section (delivery.reports)
+        register_gates()  # site readiness and racking (projects.gates: delivery's stages read them)
+        register_report_sections()  # the acceptance report's inventory section (projects.reports)

@@ -14,7 +14,7 @@ from django.shortcuts import redirect
 from django.views.generic import DetailView, FormView
 
 from core.views import FilteredListView
-from delivery.access import Capability, ProjectViewMixin
+from projects.access import Capability, ProjectViewMixin
 
 from .catalogue.forms import CatalogueImportForm
 from .catalogue.selectors import catalogue_detail, catalogue_list

@@ -4,7 +4,7 @@ validates input (the model's clean() runs here too, so overlap errors land on th
 from django import forms
 from django.core.exceptions import ValidationError
 
-from delivery.models import Project
+from projects.models import Project
 
 from .models import Device, Rack
 

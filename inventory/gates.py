@@ -1,4 +1,4 @@
-"""The inventory's stage gates (delivery.gates), registered in InventoryConfig.ready():
+"""The inventory's stage gates (projects.gates), registered in InventoryConfig.ready():
 
 - site readiness: every rack's nameplate load leaves the headroom settings.RACK_POWER_HEADROOM asks of
   its power budget (20% by default), and the project has racks at all;
@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db.models import Count, ExpressionWrapper, F, FloatField, Q
 from django.urls import reverse
 
-from delivery.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, outcome_of, ref_of, register_gate
+from projects.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, outcome_of, ref_of, register_gate
 
 from .models import Device, Rack
 from .selectors import with_power

@@ -14,7 +14,7 @@ from simple_history.models import HistoricalRecords
 
 from core.choices import JobStatus
 from core.models import Job
-from delivery.models import Project
+from projects.models import Project
 
 from .choices import (
     DeviceRole,

@@ -1,4 +1,4 @@
-"""The inventory's section of the acceptance report (delivery.reports), registered in
+"""The inventory's section of the acceptance report (projects.reports), registered in
 InventoryConfig.ready(): what was delivered and where it stands.
 
 - Facts: racks, devices per role, NICs, optics per status.
@@ -10,7 +10,7 @@ InventoryConfig.ready(): what was delivered and where it stands.
   in, serial, part number, vendor, form factor, speed, status, the latest DOM temperature and when it was
   read).
 
-Like a gate, the provider is handed a project and reads it whole: the roof checks who may read the report.
+Like a gate, the provider is handed a project and reads it whole: delivery checks who may read the report.
 Every table streams: its rows come from one query read in chunks while the snapshot is written, so the
 number of queries and the memory held do not grow with the size of the cluster.
 """
@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from django.db.models import Count, F, Q, QuerySet
 
-from delivery.reports import Column, Facts, Section, Table, register_report_section
+from projects.reports import Column, Facts, Section, Table, register_report_section
 
 from .choices import DeviceRole, DeviceStatus, FormFactor, OpticStatus, RackStatus
 from .models import Device, Nic, Optic, Rack

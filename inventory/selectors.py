@@ -7,8 +7,8 @@ from django.conf import settings
 from django.db.models import Count, IntegerField, Prefetch, Q, QuerySet, Sum, Value
 from django.db.models.functions import Coalesce
 
-from delivery.access import scope_to_user
-from delivery.models import Project
+from projects.access import scope_to_user
+from projects.models import Project
 
 from .models import Device, HardwareModel, Nic, Optic, Port, Rack
 

@@ -1,5 +1,5 @@
 """Inventory pages under /p/<code>/: racks (with elevation), devices (with a small edit form) and
-optics. Every view goes through delivery.access.ProjectViewMixin, reads through inventory.selectors
+optics. Every view goes through projects.access.ProjectViewMixin, reads through inventory.selectors
 and writes through inventory.services."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from core.forms import add_service_errors
 from core.history import history_rows
 from core.panels import panels_for
 from core.views import FilteredListView
-from delivery.access import Capability, ProjectViewMixin, can
+from projects.access import Capability, ProjectViewMixin, can
 
 from .choices import DeviceStatus, Face
 from .elevation import Placement, rack_elevation

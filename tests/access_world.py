@@ -5,7 +5,7 @@ Routes are found, never listed: a new page or endpoint is in the matrix the mome
 What it may do is read from the view itself:
 
 - a page (a ProjectViewMixin view) needs `required_capability` for every request and, for a POST,
-  `write_capability` when the view declares one (delivery.access.ProjectViewMixin checks both);
+  `write_capability` when the view declares one (projects.access.ProjectViewMixin checks both);
 - an API route needs the viewset's `required_capability` (VIEW unless declared) to read and its
   `write_capability` to write.
 
@@ -28,8 +28,8 @@ from functools import cache
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.views import APIView
 
-from delivery.access import ROLE_CAPABILITIES, Capability
-from delivery.choices import Role
+from projects.access import ROLE_CAPABILITIES, Capability
+from projects.choices import Role
 
 PROJECT_PREFIX = "p/<str:code>/"
 APPS = ("delivery", "inventory", "cabling", "validation")

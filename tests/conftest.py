@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from delivery.choices import Role
+from projects.choices import Role
 
 from .factories import MembershipFactory, ProjectFactory, UserFactory
 

@@ -4,10 +4,10 @@
 import factory
 from django.contrib.auth import get_user_model
 
-from delivery.choices import Role
-from delivery.models import Membership, Project
 from inventory.choices import FormFactor, HardwareKind, Network, PortKind
 from inventory.models import HardwareModel, NicTemplate, Optic, PortTemplate, Rack, Site
+from projects.choices import Role
+from projects.models import Membership, Project
 
 
 class UserFactory(factory.django.DjangoModelFactory):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable
 
-from delivery.reports import SnapshotWriter, TableRecord, read_snapshot, report_registry
+from projects.reports import SnapshotWriter, TableRecord, read_snapshot, report_registry
 
 
 def sections_snapshot(project, keys: Iterable[str]) -> bytes:

@@ -26,7 +26,7 @@ from django.test import Client
 from django.urls import NoReverseMatch, reverse
 from rest_framework.test import APIClient
 
-from delivery.access import Capability
+from projects.access import Capability
 from tests.access_world import (
     APPS,
     EXEMPT,
@@ -124,7 +124,7 @@ def url_of(world, route: Route) -> str:
 def client_for(world, role: str, *, api: bool):
     client = APIClient() if api else Client()
     if role != "anonymous":
-        # A fresh copy: a user object caches its roles (delivery.access.project_role) across requests.
+        # A fresh copy: a user object caches its roles (projects.access.project_role) across requests.
         user = type(world.users[role]).objects.get(pk=world.users[role].pk)
         if api:
             client.force_authenticate(user)

@@ -13,8 +13,8 @@ import pytest
 
 from bringup.celery import app
 from core.choices import JobStatus
-from delivery.roof.models import FileKind, ReportSignature, ReportVersion
-from delivery.roof.reports.services import report_version_request, report_version_sign
+from delivery.models import FileKind, ReportSignature, ReportVersion
+from delivery.reports.services import report_version_request, report_version_sign
 from tests.support import wait_for_job
 
 from .delivery.test_report_snapshot import report_world

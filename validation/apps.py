@@ -17,9 +17,9 @@ class ValidationConfig(AppConfig):
         from .gates import register as register_gates
         from .report_sections import register as register_report_sections
 
-        register_gates()  # cabling, OS and drivers, link checks, benchmarks, soak (delivery.gates)
+        register_gates()  # cabling, OS and drivers, link checks, benchmarks, soak (projects.gates)
         # The acceptance report's topology comparison, link health, bandwidth, NCCL and soak sections and
-        # their chart drawers (delivery.reports).
+        # their chart drawers (projects.reports).
         register_report_sections()
 
         register_panel("cabling.cable", Panel(

@@ -930,7 +930,7 @@ def heatmap_grid_drawing(
 
 # ---------------------------------------------------------------------------------------------------
 # The acceptance report's drawers: (data, *, width, height) -> Drawing, registered under these kinds by
-# ValidationConfig.ready() (delivery.reports). `data` comes from a frozen snapshot, possibly an old one:
+# ValidationConfig.ready() (projects.reports). `data` comes from a frozen snapshot, possibly an old one:
 # a drawer reads it defensively and draws what it can rather than failing the whole report.
 
 

@@ -15,9 +15,9 @@ from django.db.models import Q
 
 from cabling.choices import CableType
 from cabling.models import CableEnd
-from delivery.models import Project
 from inventory.choices import DeviceRole, HardwareKind, Network, PortKind
 from inventory.models import Device, Optic, Port
+from projects.models import Project
 
 from . import criteria
 from .models import AcceptanceProfile

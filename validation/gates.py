@@ -1,4 +1,4 @@
-"""validation's stage gates (delivery.gates), registered in ValidationConfig.ready(). validation reads
+"""validation's stage gates (projects.gates), registered in ValidationConfig.ready(). validation reads
 cabling and inventory, so the gates that need a cable and a check result together live here:
 
 - cabling: every planned cable verified, and the latest topology comparison clean;
@@ -24,9 +24,9 @@ from django.utils import timezone
 from cabling.choices import CableStatus
 from cabling.models import Cable, CableEnd
 from core.choices import JobStatus
-from delivery.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, outcome_of, ref_of, register_gate
 from inventory.choices import DeviceRole, HardwareKind, Network
 from inventory.models import Device
+from projects.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, outcome_of, ref_of, register_gate
 
 from .choices import CheckKind, LinkState, ResultStatus, Verdict
 from .models import AcceptanceProfile, CheckResult, CheckRun, SoakWindow, TopologyComparison

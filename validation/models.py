@@ -23,8 +23,8 @@ from simple_history.models import HistoricalRecords
 from cabling.models import Cable
 from core.choices import JobStatus
 from core.models import Job
-from delivery.models import Project
 from inventory.models import Device, Optic, Port
+from projects.models import Project
 
 from . import criteria
 from .choices import CheckKind, LinkChange, LinkState, ResultStatus, RunnerKind, TopologySource, UploadSource, Verdict

@@ -1,4 +1,4 @@
-"""The acceptance report's validation sections (delivery.reports): the latest topology comparison, the
+"""The acceptance report's validation sections (projects.reports): the latest topology comparison, the
 physical link health of every port, the bandwidth tests, NCCL and the soak, each a provider
 `(project) -> Section` registered by ValidationConfig.ready() with the chart drawers of validation.charts.
 
@@ -7,7 +7,7 @@ must state that a check was not run. Tables stream their rows (validation.report
 failures first; charts carry aggregated figures only (a histogram of ports per BER decade, not a bar per
 port; a matrix of at most MATRIX_BLOCKS x MATRIX_BLOCKS blocks), so a 1,024-server report's chart data
 stays a few kilobytes. BERs travel as the numbers mlxlink printed (1.5e-254 for "no errors"): the
-renderers show what is below delivery.reports.BER_FLOOR as "< 1e-20".
+renderers show what is below projects.reports.BER_FLOOR as "< 1e-20".
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import NamedTuple
 
 from django.utils import timezone
 
-from delivery.reports import BER_FLOOR, Chart, Column, Facts, Paragraph, Section, Table, register_report_chart
-from delivery.reports import register_report_section as register_section
+from projects.reports import BER_FLOOR, Chart, Column, Facts, Paragraph, Section, Table, register_report_chart
+from projects.reports import register_report_section as register_section
 
 from . import charts, criteria
 from . import report_selectors as reads
@@ -40,7 +40,7 @@ BER_TOP_DECADE = -1  # a BER is at most 1: the last decade drawn is [0.1, 1)
 
 
 class Placed(NamedTuple):
-    """A section's key, order and title in the report (delivery.reports)."""
+    """A section's key, order and title in the report (projects.reports)."""
 
     key: str
     order: int

@@ -1,6 +1,6 @@
 """Reads for the acceptance report's validation sections (validation.report_sections).
 
-A report is about one project as a whole and the roof decides who may have it made, so these reads take
+A report is about one project as a whole and delivery decides who may have it made, so these reads take
 the project and are not scoped to a user (the page selectors in validation.selectors are). They are built
 for a cluster of 1,024 servers: a fixed number of queries whatever the number of ports or runs, rows
 streamed (`iterator(chunk_size=...)`) and never a list of every result in memory.
@@ -27,8 +27,8 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import RowNumber
 
 from core.choices import JobStatus
-from delivery.models import Project
 from inventory.models import Device
+from projects.models import Project
 
 from .choices import CheckKind, LinkChange, LinkState, ResultStatus, Verdict
 from .models import AcceptanceProfile, CheckResult, CheckRun, SoakSample, SoakWindow, TopologyComparison

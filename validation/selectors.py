@@ -1,4 +1,4 @@
-"""Reads of the validation engine, always scoped to what the user may see (delivery.access), with
+"""Reads of the validation engine, always scoped to what the user may see (projects.access), with
 the joins a page needs so its query count does not grow with the number of runs or results."""
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from django.db.models.functions import Coalesce
 from django.shortcuts import get_object_or_404
 
 from cabling.models import Cable, CableEnd
-from delivery.access import scope_to_user, visible_projects
-from delivery.models import Project
 from inventory.models import Device, Port
+from projects.access import scope_to_user, visible_projects
+from projects.models import Project
 
 from . import criteria
 from .choices import EXECUTING_RUNNERS, CheckKind, ResultStatus, Verdict

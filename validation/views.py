@@ -1,7 +1,7 @@
 """Validation pages under /p/<code>/checks/: check runs (list, start form, a run with its progress, charts,
 log and filtered results), a result with its raw output, a link's history and the acceptance profile.
 
-Every view goes through delivery.access.ProjectViewMixin (outsiders 404; starting, cancelling and
+Every view goes through projects.access.ProjectViewMixin (outsiders 404; starting, cancelling and
 re-running need Capability.RUN_CHECKS, editing the profile Capability.MANAGE_PROJECT), reads through
 validation.selectors and writes through validation.services. Charts and figures come from
 validation.presenters (each chart printed beside a table of the same figures); a run's progress is polled
@@ -24,7 +24,7 @@ from core.forms import add_service_errors
 from core.history import history_rows
 from core.http import attachment
 from core.views import FilteredListView
-from delivery.access import Capability, ProjectViewMixin, can
+from projects.access import Capability, ProjectViewMixin, can
 
 from . import charts, presenters, selectors, services
 from .choices import EXECUTING_RUNNERS, CheckKind, ResultStatus, Verdict

@@ -14,8 +14,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.api.pagination import BigListPagination
-from delivery.access import Capability
-from delivery.api.permissions import ProjectRolePermission
+from projects.access import Capability
+from projects.api.permissions import ProjectRolePermission
 
 from ..choices import ScanAction
 from ..models import Cable

@@ -14,8 +14,8 @@ from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.response import Response
 
 from core.api.pagination import BigListPagination
-from delivery.access import Capability, project_to_write
 from inventory.models import Optic, Port
+from projects.access import Capability, project_to_write
 
 from ..models import Cable, ScanEvent
 from ..scan_selectors import cable_ends_with_places, device_with_place, scan_list, scan_list_rows

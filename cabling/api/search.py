@@ -10,7 +10,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import permissions, serializers, viewsets
 from rest_framework.response import Response
 
-from delivery.access import visible_projects
+from projects.access import visible_projects
 
 from ..codes import MAX_CODE_LENGTH, CodeError
 from ..search import resolve_code

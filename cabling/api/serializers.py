@@ -6,7 +6,7 @@ import yaml
 from drf_spectacular.utils import extend_schema_serializer
 from rest_framework import serializers
 
-from core.api.fields import named_enum_field
+from core.api.fields import TextField, named_enum_field
 from core.api.serializers import FlatInputSerializer
 from core.choices import JobStatus
 
@@ -217,15 +217,6 @@ def scan_payload(event, *, replayed: bool) -> dict:
         "cable": cable_payload(event.cable) if event.cable_id else None,
         "cable_end_id": event.cable_end_id,
     }
-
-
-class TextField(serializers.CharField):
-    """Text and nothing else: a number or an object where a code belongs is a 400, not coerced."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
 
 
 MAX_ID = 2**63 - 1

@@ -18,8 +18,8 @@ from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
 from core.api.fields import named_enum_field
-from delivery.access import Capability, can, project_to_write, projects_where, scope_to_user
 from inventory.selectors import optic_list
+from projects.access import Capability, can, project_to_write, projects_where, scope_to_user
 
 from ..choices import RmaState, SwapKind
 from ..models import Swap

@@ -7,7 +7,7 @@
   with its cable and far ends (device, port, lane, plane, rack, U, end tag, the optic seated): the cable
   ends' list, a port per end, in cursor pages in port id order (core.api.pagination.BigListPagination).
 
-Scoped like everything else (delivery.access): a port outside the user's projects is a 404 and never
+Scoped like everything else (projects.access): a port outside the user's projects is a 404 and never
 listed. Read-only; a constant number of queries per page or trace (cabling.selectors.port_connections).
 """
 
@@ -23,8 +23,8 @@ from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.response import Response
 
 from core.api.pagination import BigListPagination
-from delivery.access import scope_to_user
 from inventory.models import Port
+from projects.access import scope_to_user
 
 from ..choices import CableStatus, FabricState
 from ..selectors import port_connections, port_trace

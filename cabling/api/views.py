@@ -5,7 +5,7 @@ Fabric plan endpoints. POST /api/fabric-plans/preview/ plans a spec for a projec
 the figures and the diff (400 naming the spec field when it cannot be planned); POST
 /api/fabric-plans/{id}/apply/ confirms it and queues the apply (202); GET lists and reads plans; the
 plan's progress is also at the one job status endpoint, /api/jobs/cabling.fabricplan/{id}/.
-Managers only: outsiders get 404, other members 403 (delivery.access). The services' refusals reach
+Managers only: outsiders get 404, other members 403 (projects.access). The services' refusals reach
 the client through the one exception handler (core.api.exceptions), in the one error shape."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
-from delivery.access import Capability, can, project_to_write, projects_where, scope_to_user
+from projects.access import Capability, can, project_to_write, projects_where, scope_to_user
 
 from ..choices import FabricPlanSource
 from ..models import FabricPlan

@@ -1,5 +1,5 @@
 """The fabric view in summary form, as a reportlab Drawing: the acceptance report's chart "cabling.fabric"
-(registered by cabling.report_sections, drawn by the roof's renderers at render time).
+(registered by cabling.report_sections, drawn by delivery's renderers at render time).
 
 It draws the same picture as the fabric page (fabric_svg), smaller: one panel per network and plane (planes
 whose figures are the same share a panel), each with its tiers bottom (nodes) to top (super-spines) as

@@ -32,7 +32,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from django.db.models import QuerySet
 
-from delivery.models import Project
+from projects.models import Project
 
 from ..choices import FabricState
 from ..models import CableEnd

@@ -26,10 +26,10 @@ from django.db.models.functions import Coalesce, Greatest
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 
-from delivery.access import scope_to_user
-from delivery.models import Project
 from inventory.choices import DeviceStatus, Network
 from inventory.models import Device, Optic, Port, Rack
+from projects.access import scope_to_user
+from projects.models import Project
 
 from ..choices import CableStatus, ScanAction, ScanResult, Side
 from ..codes import cable_end_code

@@ -30,8 +30,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.gzip import gzip_page
 from django.views.generic import TemplateView
 
-from delivery.access import Capability, ProjectViewMixin, can
 from inventory.choices import Network
+from projects.access import Capability, ProjectViewMixin, can
 
 from .selectors import (
     ENDS_PER_PAGE,

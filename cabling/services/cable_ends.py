@@ -7,10 +7,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from delivery.access import Capability, can
 from inventory.choices import PortStatus
 from inventory.models import Port
 from inventory.services import CONFLICT, person
+from projects.access import Capability, can
 
 from ..choices import CableStatus, Side
 from ..codes import cable_end_code

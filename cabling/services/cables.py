@@ -9,8 +9,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from simple_history.utils import bulk_update_with_history
 
-from delivery.evidence import evidence_changed_send
 from inventory.services import person
+from projects.evidence import evidence_changed_send
 
 from ..choices import CableStatus
 from ..models import Cable

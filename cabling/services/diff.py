@@ -19,10 +19,10 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from delivery.models import Project
 from inventory.choices import Face
 from inventory.models import HardwareModel, Optic
 from inventory.rack_space import units_of
+from projects.models import Project
 
 from ..planner import FabricSpec, Plan
 from ..planner.model import Cable as PlannedCable

@@ -22,9 +22,9 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from delivery.evidence import evidence_changed_send
 from inventory.choices import PortStatus
 from inventory.models import Port
+from projects.evidence import evidence_changed_send
 
 from ..choices import CableStatus
 from ..models import Cable, CableEnd

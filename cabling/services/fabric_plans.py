@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from core.choices import ACTIVE_JOB_STATUSES, JobStatus
 from core.jobs import job_queue, progress_reporter
-from delivery.models import Project
+from projects.models import Project
 
 from ..choices import FabricPlanSource
 from ..models import FabricPlan

@@ -38,9 +38,9 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 
 from core.bulk_history import history_copy, update_recorded, update_recorded_supported
-from delivery.evidence import evidence_changed_send
 from inventory.choices import PortStatus
 from inventory.models import Port
+from projects.evidence import evidence_changed_send
 
 from ..choices import CableStatus, FabricState
 from ..models import Cable, CableEnd

@@ -12,8 +12,8 @@ from django.db import transaction
 
 from core.choices import ACTIVE_JOB_STATUSES, JobStatus
 from core.jobs import enqueue_on_commit, progress_reporter
-from delivery.models import Project
 from inventory.models import Rack
+from projects.models import Project
 
 from ..choices import LabelScope, LabelStockName
 from ..exports.labels_pdf import STOCKS, write_labels

@@ -7,8 +7,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from delivery.models import Project
 from inventory.models import Device, DeviceUnit, HardwareModel, Port, Rack
+from projects.models import Project
 
 from ..choices import PHYSICAL_CABLE_STATUSES
 from ..models import Cable, CableEnd

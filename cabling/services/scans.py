@@ -38,11 +38,11 @@ from django.db.models import Q
 from django.utils import timezone
 
 from core.rows import Writes
-from delivery.evidence import evidence_changed_send
-from delivery.models import Project
 from inventory.choices import OpticStatus, PortStatus
 from inventory.models import Device, Optic, Port, Rack
 from inventory.services import CONFLICT, device_rack, moment, optic_install, person
+from projects.evidence import evidence_changed_send
+from projects.models import Project
 
 from ..choices import CableStatus, ScanAction, ScanResult, ScanSource, Side
 from ..codes import CodeError, ParsedCode, parse_code

@@ -9,7 +9,7 @@
   a cable on the floor goes back to installed (never verified), its verification and fabric state are
   cleared, and its connected ports back to planned, so a scan of every end (or the fabric) verifies it
   again. The swap sends `evidence_changed`: the gates follow, and the punch list's sync
-  (delivery.roof.punch) marks the items on the replaced part fixed, naming the swap.
+  (delivery.punch.services) marks the items on the replaced part fixed, naming the swap.
 - `swap_rma_update`: the RMA case moves on later (authorised, shipped, replaced, credited...).
 
 Technicians and managers record swaps (EDIT_INVENTORY); customers never. Each service runs in one
@@ -24,11 +24,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from delivery.access import Capability, can
-from delivery.evidence import evidence_changed_send
 from inventory.choices import OpticStatus, PortStatus
 from inventory.models import Optic, Port
 from inventory.services import optic_install, optic_remove, optic_save, person
+from projects.access import Capability, can
+from projects.evidence import evidence_changed_send
 
 from ..choices import (
     CLOSED_RMA_STATES,

@@ -35,11 +35,11 @@ from django.utils import timezone
 
 from core.bulk_history import bulk_create_recorded, bulk_update_recorded, insert_recorded
 from core.history import history_user
-from delivery.models import Project
 from inventory.choices import DeviceRole, RackStatus
 from inventory.models import Device, DeviceUnit, Port, Rack, Site
 from inventory.rack_space import units_of
 from inventory.services import devices_create_bulk
+from projects.models import Project
 
 from ..models import Cable, CableEnd
 from ..planner import FabricSpec, Plan

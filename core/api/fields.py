@@ -99,3 +99,13 @@ class ReadOnlyRelationExtension(OpenApiSerializerFieldExtension):
         if self.target.read_only and not self.target.allow_null and _nullable_source(self.target):
             schema = {**schema, "nullable": True}
         return schema
+
+
+class TextField(serializers.CharField):
+    """Text and nothing else: a number, list or object where text belongs is a 400 naming the field, not
+    coerced to its string. A NUL byte is refused by CharField itself."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)

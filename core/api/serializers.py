@@ -26,3 +26,10 @@ class FlatInputSerializer(serializers.Serializer):
 
     def get_fields(self):
         return {name: copy.copy(field) for name, field in self._declared_fields.items()}
+
+
+def validated_body(serializer_class, request, **kwargs) -> dict:
+    """The request's body checked by `serializer_class`: its validated data, or a 400 naming the fields."""
+    given = serializer_class(data=request.data, **kwargs)
+    given.is_valid(raise_exception=True)
+    return given.validated_data

@@ -20,9 +20,6 @@ from rest_framework import serializers
 
 from core.api.exceptions import django_errors_as_400
 from core.api.fields import NaturalKeyField, named_enum_field
-from delivery.access import scope_to_user, visible_projects
-from delivery.api.fields import VisibleProjectField
-from delivery.models import Project
 from inventory import services
 from inventory.choices import HardwareKind, OpticStatus, PortKind
 from inventory.models import (
@@ -37,6 +34,9 @@ from inventory.models import (
     Site,
 )
 from inventory.selectors import is_power_flagged, power_headroom
+from projects.access import scope_to_user, visible_projects
+from projects.api.fields import VisibleProjectField
+from projects.models import Project
 
 HardwareKindField = named_enum_field(HardwareKind)
 PortKindField = named_enum_field(PortKind)

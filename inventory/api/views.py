@@ -1,6 +1,6 @@
 """Inventory API viewsets. Reads come from inventory.selectors (scoped to the user's projects and
 joined so a list costs the same number of queries whatever its length); writes are checked by
-delivery.api.permissions (outsiders 404, customers 403) and validated by the serializers.
+projects.api.permissions (outsiders 404, customers 403) and validated by the serializers.
 
 The big lists (devices, NICs, ports, optics: a 1,024-server fabric has 103,000 ports) page by cursor in
 id order (core.api.pagination.BigListPagination: `?page_size=` up to 500, follow `next`); sites, racks
@@ -12,8 +12,6 @@ from rest_framework import permissions, status, viewsets
 from rest_framework.exceptions import APIException
 
 from core.api.pagination import BigListPagination
-from delivery.access import scope_to_user
-from delivery.api.permissions import ProjectScopedViewSet
 from inventory import selectors
 from inventory.filters import (
     DeviceFilterSet,
@@ -25,6 +23,8 @@ from inventory.filters import (
     SiteFilterSet,
 )
 from inventory.models import Port, PortTemplate, Site
+from projects.access import scope_to_user
+from projects.api.permissions import ProjectScopedViewSet
 
 from .serializers import (
     DeviceSerializer,

@@ -12,7 +12,7 @@ import csv
 import io
 
 from core.spreadsheets import XlsxWriter, csv_safe
-from delivery.models import Project
+from projects.models import Project
 
 from ..models import Device, Nic, Optic, Rack
 from .columns import COLUMNS, KINDS

@@ -1,11 +1,11 @@
-"""Reads of import jobs, scoped through delivery.access like every other read. Their progress is polled
+"""Reads of import jobs, scoped through projects.access like every other read. Their progress is polled
 from the one job status endpoint (/api/jobs/inventory.importjob/<id>/)."""
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from delivery.access import scope_to_user
-from delivery.models import Project
+from projects.access import scope_to_user
+from projects.models import Project
 
 from ..models import ImportJob
 

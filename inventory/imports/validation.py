@@ -16,7 +16,7 @@ from functools import cached_property
 
 from django.db.models import TextChoices
 
-from delivery.models import Project
+from projects.models import Project
 
 from ..choices import DeviceRole, DeviceStatus, Face, FormFactor, ImportAction, OpticStatus, RackStatus
 from ..models import Device, DeviceUnit, HardwareModel, Nic, Optic, Port, Rack, Site

@@ -17,7 +17,7 @@ from django.views.generic import FormView, TemplateView
 from core.choices import JobStatus
 from core.http import attachment
 from core.spreadsheets import CSV_CONTENT_TYPE, XLSX_CONTENT_TYPE
-from delivery.access import Capability, ProjectViewMixin
+from projects.access import Capability, ProjectViewMixin
 
 from .columns import COLUMNS, KINDS
 from .export import FORMATS, export_csv, export_filename, export_xlsx

@@ -13,7 +13,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from core.bulk_history import bulk_create_recorded
-from delivery.models import Project
+from projects.models import Project
 
 from ..models import Device, DeviceUnit, HardwareModel, PortTemplate
 from ..rack_space import rack_placement_errors, units_of

@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.bulk_history import insert_recorded
-from delivery.models import Project
+from projects.models import Project
 
 from ..choices import DeviceRole, DeviceStatus, Face, PortStatus
 from ..models import Device, HardwareModel, Nic, Port, Rack

@@ -31,7 +31,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from core.bulk_history import history_copy, history_insert_from, tracked_columns, update_recorded_supported
-from delivery.models import Project
+from projects.models import Project
 
 from ..models import Device, Port
 

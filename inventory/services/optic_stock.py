@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from core.bulk_history import bulk_create_recorded
-from delivery.models import Project
+from projects.models import Project
 
 from ..choices import OpticStatus
 from ..models import Optic

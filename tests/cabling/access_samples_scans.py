@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from cabling.choices import CableType, ScanAction
 from cabling.services import scan_record
-from delivery.choices import Role
 from inventory.choices import DeviceRole
 from inventory.services import device_create
+from projects.choices import Role
 from tests.factories import MembershipFactory, RackFactory, UserFactory, gpu_server_model
 
 from .conftest import connect, ports_of, switch_model

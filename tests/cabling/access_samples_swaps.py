@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from cabling.choices import CableType
 from cabling.services import optic_swap
-from delivery.choices import Role
 from inventory.choices import DeviceRole
 from inventory.services import device_create, optic_install
+from projects.choices import Role
 from tests.factories import MembershipFactory, OpticFactory, RackFactory, UserFactory, gpu_server_model
 
 from .conftest import connect, ports_of, switch_model

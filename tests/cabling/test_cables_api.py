@@ -91,7 +91,7 @@ def test_a_mismatch_is_recorded_as_refused_with_its_reason(fabric, technician, a
 
 
 def test_who_may_scan(fabric, manager, customer, outsider, other_project, api_for):
-    from delivery.choices import Role
+    from projects.choices import Role
     from tests.factories import MembershipFactory
 
     body = confirm("C00001/A", "gpu-001:ib0/0")

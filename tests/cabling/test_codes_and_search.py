@@ -81,7 +81,7 @@ def test_queries_do_not_grow_with_the_project(fabric, manager, add_cables):
         resolve_code(user=manager, project=fabric.project, code="N01-U01-leaf-01-p2")
         resolve_code(user=manager, project=fabric.project, code="C00001")
 
-    run()  # the user's role in the project is read once, then cached on the user (delivery.access)
+    run()  # the user's role in the project is read once, then cached on the user (projects.access)
     before = count_queries(run)
     add_cables(fabric.project, 40)
     assert count_queries(run) == before

@@ -22,10 +22,10 @@ from cabling.choices import CableStatus, CableType, Side
 from cabling.models import Cable, CableEnd, FabricPlan
 from cabling.services import PlanNotApplied, fabric_plan_apply_now, plan_apply, plan_diff, plan_of
 from core.choices import JobStatus
-from delivery.choices import Role
 from inventory.choices import DeviceRole, HardwareKind, Network, PortKind
 from inventory.models import Device, DeviceUnit, HardwareModel, Port, PortTemplate, Rack
 from inventory.services import device_create
+from projects.choices import Role
 from tests.factories import MembershipFactory, ProjectFactory, RackFactory, UserFactory, gpu_server_model
 
 pytestmark = pytest.mark.django_db

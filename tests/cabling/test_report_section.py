@@ -16,7 +16,7 @@ from cabling.choices import CableStatus, FabricState
 from cabling.exports.fabric_drawing import fabric_drawing
 from cabling.models import Cable
 from cabling.report_sections import CHART_KIND, REMOVED_NOTE, how_verified, topology_section
-from delivery.reports import Chart, Facts, SnapshotWriter, report_registry
+from projects.reports import Chart, Facts, SnapshotWriter, report_registry
 from tests.factories import UserFactory
 from tests.report_support import section_titles, sections_snapshot, sections_written
 from tests.support import count_queries

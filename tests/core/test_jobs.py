@@ -83,12 +83,12 @@ def test_a_task_is_sent_after_commit_with_its_countdown(project, django_capture_
     from celery import current_app
 
     current_app.loader.import_default_modules()
-    task = current_app.tasks["delivery.roof.tasks.gates_recompute_task"]
+    task = current_app.tasks["delivery.tasks.gates_recompute_task"]
     sent = []
     monkeypatch.setattr(task, "apply_async", lambda args, countdown=None: sent.append((args, countdown)))
     with django_capture_on_commit_callbacks(execute=True):
-        enqueue_on_commit("delivery.roof.tasks.gates_recompute_task", project.pk, countdown=5)
-        enqueue_on_commit("delivery.roof.tasks.gates_recompute_task", project.pk)
+        enqueue_on_commit("delivery.tasks.gates_recompute_task", project.pk, countdown=5)
+        enqueue_on_commit("delivery.tasks.gates_recompute_task", project.pk)
         assert sent == []  # nothing before commit
     assert sent == [((project.pk,), 5), ((project.pk,), None)]
 

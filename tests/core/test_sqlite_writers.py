@@ -21,8 +21,8 @@ WRITERS, RACKS_EACH = 8, 5
 SETUP = """
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
-from delivery.choices import Role
-from delivery.models import Membership, Project
+from projects.choices import Role
+from projects.models import Membership, Project
 from inventory.models import Site
 user = get_user_model().objects.create_user("writer", password="pw-for-tests-1")
 project = Project.objects.create(code="SQL-8", name="SQLite team", customer_name="Example")

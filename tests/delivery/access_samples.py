@@ -4,7 +4,7 @@ and the projects, memberships and job status routes of the API."""
 from __future__ import annotations
 
 from core.jobs import job_models
-from delivery.choices import Role
+from projects.choices import Role
 from tests.factories import MembershipFactory
 
 

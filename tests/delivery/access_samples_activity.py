@@ -4,7 +4,7 @@ under /p/<code>/: its outsider and role cases are tests/delivery/test_notificati
 
 from __future__ import annotations
 
-from delivery.roof.services import stages_create_from_template
+from delivery.stages.services import stages_create_from_template
 
 
 def samples(project) -> dict[str, dict]:

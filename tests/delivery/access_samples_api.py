@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from delivery.roof.models import ChecklistItem, PunchItem, Stage
-from delivery.roof.services import stages_create_from_template
+from delivery.models import ChecklistItem, PunchItem, Stage
+from delivery.stages.services import stages_create_from_template
 
 
 def samples(project) -> dict[str, dict]:

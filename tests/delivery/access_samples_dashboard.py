@@ -9,7 +9,7 @@ from django.utils import timezone
 from cabling.choices import CableStatus
 from cabling.models import Cable
 from core.choices import JobStatus
-from delivery.roof.services import stages_create_from_template
+from delivery.stages.services import stages_create_from_template
 from validation.choices import CheckKind
 from validation.models import CheckRun
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.utils import timezone
 
 from core.choices import JobStatus
-from delivery.roof.handover.models import NetBoxPush
+from delivery.models import NetBoxPush
 
 
 def samples(project) -> dict[str, dict]:

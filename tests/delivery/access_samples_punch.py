@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.utils import timezone
 
-from delivery.roof.models import PunchItem
+from delivery.models import PunchItem
 
 
 def samples(project) -> dict[str, dict]:

@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from core.choices import JobStatus
-from delivery.roof.models import ORIGINAL_FILE_KINDS, ReportVersion
+from delivery.models import ORIGINAL_FILE_KINDS, ReportVersion
 
 
 def rendered_version(project, *, number: int = 1, user=None) -> ReportVersion:

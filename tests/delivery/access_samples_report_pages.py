@@ -10,8 +10,8 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from core.choices import JobStatus
-from delivery.roof.reports.models import ORIGINAL_FILE_KINDS, ReportVersion
-from delivery.roof.reports.sections import NOT_READY
+from delivery.models import ORIGINAL_FILE_KINDS, ReportVersion
+from delivery.reports.sections import NOT_READY
 
 
 def stand_in_bytes(version: ReportVersion, kind: str) -> bytes:

@@ -3,8 +3,8 @@ in the project, one stage by key, and one checklist item."""
 
 from __future__ import annotations
 
-from delivery.roof.models import ChecklistItem
-from delivery.roof.services import stages_create_from_template
+from delivery.models import ChecklistItem
+from delivery.stages.services import stages_create_from_template
 
 
 def samples(project) -> dict[str, dict]:

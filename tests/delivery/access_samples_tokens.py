@@ -8,9 +8,9 @@ import secrets
 
 from django.utils import timezone
 
-from delivery.choices import NodeScope
-from delivery.models import NODE_TOKEN_DEFAULT_LIFETIME, NodeToken
-from delivery.tokens import secret_hash
+from projects.choices import NodeScope
+from projects.models import NODE_TOKEN_DEFAULT_LIFETIME, NodeToken
+from projects.tokens import secret_hash
 
 
 def make_token(project, *, name: str = "gpu-001", created_by=None, **fields) -> NodeToken:
@@ -24,6 +24,6 @@ def make_token(project, *, name: str = "gpu-001", created_by=None, **fields) -> 
 def samples(project) -> dict[str, dict]:
     token = make_token(project)
     return {
-        "delivery:node-token-list": {},
-        "delivery:node-token-revoke": {"pk": token.pk},
+        "projects:node-token-list": {},
+        "projects:node-token-revoke": {"pk": token.pk},
     }

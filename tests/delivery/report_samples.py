@@ -1,6 +1,6 @@
 """Synthetic acceptance-report snapshots for the renderers' tests and benchmarks: every block type, every
 column kind, Chinese names, a formula-like cable label, and as many cable rows as asked for. They are
-written with the real SnapshotWriter, so they follow the format the roof writes."""
+written with the real SnapshotWriter, so they follow the format delivery writes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import io
 
 from reportlab.graphics.shapes import Drawing, Rect, String
 
-from delivery.reports import (
+from projects.reports import (
     Chart,
     Column,
     Facts,
@@ -24,7 +24,7 @@ FORMULA_LABEL = "=HYPERLINK(\"http://evil\")"
 PROJECT_NAME_ZH = "上海智算中心一期"
 CUSTOMER_NAME_ZH = "星河人工智能有限公司"
 INTEGRATOR_NAME_ZH = "北辰系统集成"
-# What the roof hands a renderer for a signed copy (the contract in delivery.roof.reports.services).
+# What delivery hands a renderer for a signed copy (the contract in delivery.reports.services).
 SIGNATURE = {
     "name": "李伟 Li Wei", "title": "CTO, Galaxy AI", "statement": "We accept the cluster as delivered.",
     "signed_at": "2026-12-02T10:30:00+08:00", "version": 1,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 from django.contrib.auth import get_user_model
 
-from delivery.roof.services import stages_create_from_template
+from delivery.stages.services import stages_create_from_template
 from inventory.choices import DeviceRole
 from inventory.services import device_create
 from tests.cabling.conftest import connect, ports_of, switch_model

@@ -1,4 +1,4 @@
-"""The project's activity feed (/p/<code>/activity/, delivery/roof/activity.py): events merged from the rows
+"""The project's activity feed (/p/<code>/activity/, delivery/activity.py): events merged from the rows
 the delivery keeps (stages started, completed and reopened, waivers, punch items, report versions, check
 runs, topology comparisons, scans), newest first, paged, in the same number of queries for one event as
 for many; a customer never sees internal punch items, why a stage reopened, or who scanned; outsiders 404."""
@@ -14,9 +14,9 @@ from django.utils import timezone
 from cabling.choices import ScanAction, ScanResult
 from cabling.models import ScanEvent
 from core.choices import JobStatus
-from delivery.roof.activity import PAGE_SIZE, project_activity
-from delivery.roof.models import ChecklistItem, PunchItem, ReportVersion
-from delivery.roof.services import (
+from delivery.activity.selectors import PAGE_SIZE, project_activity
+from delivery.models import ChecklistItem, PunchItem, ReportVersion
+from delivery.stages.services import (
     checklist_item_confirm,
     gates_recompute,
     stage_add_custom,

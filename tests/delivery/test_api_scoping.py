@@ -7,9 +7,9 @@ are the access matrix's, for every endpoint at once: tests/test_access_matrix.py
 import pytest
 from django.urls import reverse
 
-from delivery.choices import Role
-from delivery.models import Membership
 from inventory import services
+from projects.choices import Role
+from projects.models import Membership
 from tests.factories import MembershipFactory, OpticFactory, RackFactory, UserFactory, gpu_server_model
 
 pytestmark = pytest.mark.django_db

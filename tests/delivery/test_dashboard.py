@@ -16,13 +16,13 @@ from cabling.choices import CableStatus, FabricState, ScanAction, ScanResult
 from cabling.models import Cable, ScanEvent
 from cabling.services.fabric_states import cables_fabric_record
 from core.choices import JobStatus
-from delivery.choices import Role
-from delivery.roof.dashboard import portfolio, project_dashboard, start_of_today
-from delivery.roof.models import Stage
-from delivery.roof.services import gates_recompute, stages_create_from_template
+from delivery.dashboard.selectors import portfolio, project_dashboard, start_of_today
+from delivery.models import Stage
+from delivery.stages.services import gates_recompute, stages_create_from_template
 from inventory.choices import DeviceRole
 from inventory.models import Rack
 from inventory.services import device_create
+from projects.choices import Role
 from tests.cabling.conftest import connect, ports_of, switch_model
 from tests.factories import MembershipFactory, ProjectFactory, RackFactory, UserFactory, gpu_server_model
 from tests.support import count_queries
@@ -270,9 +270,9 @@ def test_the_portfolio_needs_a_sign_in_and_shows_an_outsider_none_of_the_project
 
 
 def test_the_oldest_unresolved_punch_items_show_and_a_customer_sees_only_theirs(world, manager, customer, client_for):
-    from delivery.roof.choices import PunchStatus
-    from delivery.roof.models import PunchItem
-    from delivery.roof.punch import punch_item_open
+    from delivery.choices import PunchStatus
+    from delivery.models import PunchItem
+    from delivery.punch.services import punch_item_open
 
     project = world.project
     items = [punch_item_open(project=project, user=manager, title=f"Item {n}", customer_visible=n % 2 == 0)

@@ -1,4 +1,4 @@
-"""The burn-up's maths and picture (delivery/roof/charts.py): pure functions of counts and dates."""
+"""The burn-up's maths and picture (delivery/charts.py): pure functions of counts and dates."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import date, timedelta
 
 from reportlab.pdfbase.pdfmetrics import stringWidth
 
-from delivery.roof.charts import Series, burnup_svg, day_span, forecast_finish, latest_forecast
+from delivery.dashboard.charts import Series, burnup_svg, day_span, forecast_finish, latest_forecast
 
 TODAY = date(2026, 3, 10)
 

@@ -1,4 +1,4 @@
-"""Creating a project from the site (/projects/new/): staff or users with `delivery.add_project` make the
+"""Creating a project from the site (/projects/new/): staff or users with `projects.add_project` make the
 project, its first members and its stages from a template in one go; anyone else gets 403; hostile input
 is refused with the field named, never a 500."""
 
@@ -8,10 +8,10 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from delivery.choices import Role
-from delivery.models import Membership, Project
-from delivery.roof.models import Stage, StageTemplate
-from delivery.roof.stage_data import DEFAULT_STAGES
+from delivery.models import Stage, StageTemplate
+from delivery.stages.data import DEFAULT_STAGES
+from projects.choices import Role
+from projects.models import Membership, Project
 from tests.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 def default_template():
     """The default template a data migration loads. A browser test's database flush on the same worker
     (transactional tests empty every table) takes migration rows with it, so it is made sure of here."""
-    from delivery.roof.services import stage_template_default
+    from delivery.stages.services import stage_template_default
 
     return stage_template_default()
 
@@ -59,7 +59,7 @@ def test_staff_create_a_project_with_its_members_and_the_templates_stages(staff,
 
 def test_a_user_granted_add_project_may_and_becomes_its_manager_when_none_is_listed(client_for):
     lead = UserFactory(username="lead")
-    lead.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="delivery"))
+    lead.user_permissions.add(Permission.objects.get(codename="add_project", content_type__app_label="projects"))
     client = client_for(lead)
     assert client.get(URL).status_code == 200
     assert client.post(URL, form(members="")).status_code == 302

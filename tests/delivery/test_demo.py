@@ -26,10 +26,8 @@ from cabling.choices import (
 )
 from cabling.models import Cable, CableEnd, FabricPlan, ScanEvent
 from core.choices import JobStatus
-from delivery.access import visible_projects
-from delivery.choices import Role
-from delivery.models import Membership, Project
-from delivery.roof.demo import (
+from delivery.models import ReportVersion
+from demo.build import (
     DEMO_CODE,
     DEMO_CUSTOMER_NAME_ZH,
     DEMO_NAME_ZH,
@@ -44,10 +42,12 @@ from delivery.roof.demo import (
     demo_plan,
     floor_scans,
 )
-from delivery.roof.reports.models import ReportVersion
 from inventory.choices import DeviceRole, DeviceStatus, HardwareKind, Network, OpticStatus
 from inventory.models import Device, Optic, Port, Rack
 from inventory.selectors import device_list, is_power_flagged, optic_list, rack_list, with_power
+from projects.access import visible_projects
+from projects.choices import Role
+from projects.models import Membership, Project
 from validation.models import CheckRun
 
 pytestmark = pytest.mark.django_db
@@ -257,7 +257,7 @@ def test_what_is_missing_of_the_demo_is_made_again_through_the_services(demo):
     """A switch never commissioned and cables never installed are commissioned and installed by the next
     seed_demo, through inventory's device_update and cabling's cable_status_set (the checks and history
     those write), not by bulk updates around them."""
-    from delivery.roof import demo as demo_module
+    from demo import build as demo_module
 
     leaf = Device.objects.get(project=demo, name="ib-leaf-01")
     Device.objects.filter(pk=leaf.pk).update(serial="", oob_address="", status=DeviceStatus.PLANNED)
@@ -315,8 +315,8 @@ def test_the_two_projects_share_no_site_rack_or_serial(demo, lab):
 
 
 def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(demo):
+    from demo.checks import DEMO_KINDS, DEMO_SEED
     from validation.choices import CheckKind, Verdict
-    from validation.demo_runs import DEMO_KINDS, DEMO_SEED
     from validation.models import CheckRun
     from validation.runners import plan_faults
     from validation.services import sim_cluster_for

@@ -10,14 +10,14 @@ import re
 import pytest
 from django.db import transaction
 
-from delivery.models import Project
-from delivery.roof.demo import DEMO_CODE, LAB_CODE
-from delivery.roof.management.commands.seed_demo import STEPS
+from demo.build import DEMO_CODE, LAB_CODE
+from demo.checks import DEMO_MATRIX_RACKS, DEMO_SEED, demo_run, eager_tasks, progress_told
+from demo.management.commands.seed_demo import STEPS
 from inventory.models import Device
+from projects.models import Project
 from tests.validation.conftest import make_gpu_nodes
 from validation import services
 from validation.choices import CheckKind, RunnerKind, Verdict
-from validation.demo_runs import DEMO_MATRIX_RACKS, DEMO_SEED, demo_run, eager_tasks, progress_told
 from validation.runners import plan_faults
 from validation.services import sim_cluster_for
 

@@ -1,4 +1,4 @@
-"""DEMO-72 as seed_demo leaves it (mid-delivery: delivery/roof/demo_delivery.py), then walked through every
+"""DEMO-72 as seed_demo leaves it (mid-delivery: delivery/demo_delivery.py), then walked through every
 stage to the customer's signature: each gate that does not pass refuses completion naming and counting what
 it misses, waivers let a stage complete, and a regression (a verified cable found faulty, a link failing
 again) reopens exactly the stages it affects, saying why.
@@ -21,24 +21,23 @@ from cabling.choices import CableStatus
 from cabling.models import Cable
 from cabling.services import cable_status_set
 from cabling.services.fabric_states import cables_fabric_record
-from delivery.gates import MISSING_EXAMPLES, ref_of
-from delivery.models import Project
-from delivery.roof.choices import PunchSource, StageStatus
-from delivery.roof.dashboard import cables_verified_series, project_dashboard
-from delivery.roof.demo import DEMO_CODE, OVER_BUDGET_RACK
-from delivery.roof.demo_delivery import HISTORY_DAYS, MANUAL_ITEMS, blocked_stages
-from delivery.roof.models import PunchItem, Stage, Waiver
-from delivery.roof.punch_selectors import punch_item_list
-from delivery.roof.reports.models import ReportVersion
-from delivery.roof.reports.services import report_version_sign
-from delivery.roof.services import (
+from delivery.choices import PunchSource, StageStatus
+from delivery.dashboard.selectors import cables_verified_series, project_dashboard
+from delivery.models import PunchItem, ReportVersion, Stage, Waiver
+from delivery.punch.selectors import punch_item_list
+from delivery.reports.services import report_version_sign
+from delivery.stages.services import (
     checklist_item_confirm,
     gates_recompute,
     stage_complete,
     stage_start,
     waiver_record,
 )
+from demo.build import DEMO_CODE, OVER_BUDGET_RACK
+from demo.workflow import HISTORY_DAYS, MANUAL_ITEMS, blocked_stages
 from inventory.models import Rack
+from projects.gates import MISSING_EXAMPLES, ref_of
+from projects.models import Project
 from validation.choices import CheckKind, LinkState, Verdict
 from validation.gates import latest_link_verdicts
 from validation.models import CheckResult, CheckRun, TopologyComparison
@@ -137,7 +136,7 @@ def test_the_demo_is_mid_delivery_two_stages_done_cabling_blocked_with_its_reaso
 
 
 def test_the_demo_cabling_stage_started_its_comparison_and_the_seeded_one_is_the_evidence(demo):
-    from validation.demo_runs import DEMO_SEED, demo_run
+    from demo.checks import DEMO_SEED, demo_run
 
     cabling = stage(demo, "cabling")
     [(job_type, run_id)] = cabling.jobs

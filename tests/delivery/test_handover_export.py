@@ -1,4 +1,4 @@
-"""The as-built as NetBox bulk-import files (delivery.roof.handover.export), the handover page and its zip,
+"""The as-built as NetBox bulk-import files (delivery.handover.export), the handover page and its zip,
 and the netbox_export command.
 
 The world is the cabling tests' small fabric (tests/cabling/conftest.py: three GPU servers, two leaves and a
@@ -20,7 +20,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from cabling.models import Cable, CableEnd
-from delivery.roof.handover.export import CSV_FILES, interface_type, write_zip
+from delivery.handover.export import CSV_FILES, interface_type, write_zip
 from inventory.choices import DeviceRole, FormFactor, Network, OpticStatus, PortKind
 from inventory.models import Device, Port
 from inventory.services import device_create

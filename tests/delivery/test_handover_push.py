@@ -1,4 +1,4 @@
-"""The push of the as-built to a live NetBox (delivery.roof.handover.push and services), against the fake
+"""The push of the as-built to a live NetBox (delivery.handover.push and services), against the fake
 NetBox of tests/delivery/fake_netbox.py: a real HTTP server in this process, since no test reaches a real
 NetBox. Dry run, apply, a second apply that writes nothing, updates, NetBox's refusals, the token's life,
 the page and the netbox_push command."""
@@ -19,9 +19,8 @@ from django.urls import reverse
 from cabling.choices import CableStatus
 from cabling.models import Cable
 from core.choices import JobStatus
-from delivery.roof.handover import push as push_module
-from delivery.roof.handover.models import NetBoxPush
-from delivery.roof.handover.services import (
+from delivery.handover import push as push_module
+from delivery.handover.services import (
     TOKEN_TTL,
     _fernet,
     netbox_push_record,
@@ -29,6 +28,7 @@ from delivery.roof.handover.services import (
     netbox_push_start,
     token_unseal,
 )
+from delivery.models import NetBoxPush
 from inventory.choices import PortKind
 from inventory.models import Device, Optic, Port
 from tests.cabling.conftest import fabric  # noqa: F401 - the fixture under `world`

@@ -1,5 +1,5 @@
-"""Node tokens: a node posts its tool outputs with a token of its own (delivery.tokens,
-delivery.api.node_tokens), scoped to one project and to named scopes, expiring, revocable, stored hashed;
+"""Node tokens: a node posts its tool outputs with a token of its own (projects.tokens,
+projects.api.node_tokens), scoped to one project and to named scopes, expiring, revocable, stored hashed;
 it is never its maker, so it can read nothing, change nothing and post into no other project. The
 project's page lists, makes and revokes them (outsiders 404, customers 403, technicians read). A
 person's API token dies with their password."""
@@ -19,10 +19,10 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from delivery.choices import NodeScope, Role
-from delivery.models import NodeToken
-from delivery.tokens import TOKEN_PATTERN, node_token_check, node_token_create, node_token_revoke, node_token_touch
 from inventory.models import Device
+from projects.choices import NodeScope, Role
+from projects.models import NodeToken
+from projects.tokens import TOKEN_PATTERN, node_token_check, node_token_create, node_token_revoke, node_token_touch
 from tests.factories import MembershipFactory, UserFactory
 from tests.support import count_queries
 from tests.validation.conftest import fixture_text, make_gpu_nodes
@@ -289,7 +289,7 @@ def test_the_default_lifetime_is_ninety_days(issue, project):
 
 
 def page(project):
-    return reverse("delivery:node-token-list", args=[project.code])
+    return reverse("projects:node-token-list", args=[project.code])
 
 
 def test_a_manager_makes_a_token_and_sees_it_once(client_for, project, manager):
@@ -335,7 +335,7 @@ def test_the_list_shows_scopes_expiry_last_use_and_state(client_for, project, ma
 
 def test_a_manager_revokes_a_token_from_the_page(client_for, project, manager, issue, nodes, node):
     token, value = issue(project)
-    response = client_for(manager).post(reverse("delivery:node-token-revoke", args=[project.code, token.pk]))
+    response = client_for(manager).post(reverse("projects:node-token-revoke", args=[project.code, token.pk]))
     assert response.status_code == 302 and response.url == page(project)
     token.refresh_from_db()
     assert token.revoked_at is not None and token.revoked_by == manager
@@ -346,7 +346,7 @@ def test_page_access_outsider_404_customer_403_technician_reads_anonymous_to_log
     client, client_for, project, other_project, manager, technician, customer, outsider
 ):
     token = make_token(project)
-    revoke = reverse("delivery:node-token-revoke", args=[project.code, token.pk])
+    revoke = reverse("projects:node-token-revoke", args=[project.code, token.pk])
     form = {"name": "n", "scopes": ["uploads"], "days": "30"}
     assert client.get(page(project)).status_code == 302
     assert client_for(outsider).get(page(project)).status_code == 404
@@ -360,7 +360,7 @@ def test_page_access_outsider_404_customer_403_technician_reads_anonymous_to_log
     # a token of another project cannot be revoked through this one's URL, even by a manager of both
     theirs = make_token(other_project)
     MembershipFactory(user=manager, project=other_project, role=Role.MANAGER)
-    through_this_project = reverse("delivery:node-token-revoke", args=[project.code, theirs.pk])
+    through_this_project = reverse("projects:node-token-revoke", args=[project.code, theirs.pk])
     assert client_for(manager).post(through_this_project).status_code == 404
     assert NodeToken.objects.filter(revoked_at__isnull=False).count() == 0
     assert NodeToken.objects.filter(project=project).count() == 1

@@ -1,4 +1,4 @@
-"""Email notifications (delivery/roof/notifications.py) through Django's email backend: sent after commit to
+"""Email notifications (delivery/notifications.py) through Django's email backend: sent after commit to
 the project's members whose role hears of the kind and who did not turn it off, never to anyone outside the
 project; one email per event with a link. A stage completed and a report version rendered (for real) and
 signed; the settings page (/account/notifications/) as its user, anonymous and someone naming a project
@@ -11,17 +11,18 @@ from django.core import mail
 from django.urls import reverse
 
 from core.choices import JobStatus
-from delivery.choices import Role
-from delivery.roof.models import NotificationPreference
-from delivery.roof.notifications import NotificationKind, notification_recipients, notification_send
-from delivery.roof.reports.services import report_version_request, report_version_sign
-from delivery.roof.services import (
+from delivery.choices import NotificationKind
+from delivery.models import NotificationPreference
+from delivery.notifications.services import notification_recipients, notification_send
+from delivery.reports.services import report_version_request, report_version_sign
+from delivery.stages.services import (
     checklist_item_confirm,
     gates_recompute,
     stage_add_custom,
     stage_complete,
     stage_start,
 )
+from projects.choices import Role
 from tests.factories import MembershipFactory, UserFactory
 
 from .test_report_snapshot import report_world

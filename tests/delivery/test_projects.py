@@ -2,10 +2,10 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from delivery.access import Capability, can
-from delivery.choices import Role
-from delivery.models import Membership
-from delivery.services import LastManagerError, membership_delete, membership_set
+from projects.access import Capability, can
+from projects.choices import Role
+from projects.models import Membership
+from projects.services import LastManagerError, membership_delete, membership_set
 from tests.factories import MembershipFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -229,14 +229,14 @@ def test_project_home_counts_cables_and_check_runs(client_for, manager, project)
     assert "<b>1</b> check runs" in body
 
 
-# --- delivery.access: writes -----------------------------------------------------------------------------
+# --- projects.access: writes -----------------------------------------------------------------------------
 
 
 def test_project_to_write_hides_the_project_from_outsiders_and_refuses_roles(project, outsider, customer, technician):
     from django.core.exceptions import PermissionDenied
     from django.http import Http404
 
-    from delivery.access import project_to_write
+    from projects.access import project_to_write
 
     assert project_to_write(technician, project.code, Capability.EDIT_INVENTORY) == project
     with pytest.raises(PermissionDenied):
@@ -257,7 +257,7 @@ def test_a_page_every_member_reads_refuses_the_post_of_a_role_without_its_write_
     from django.http import HttpResponse
     from django.views import View
 
-    from delivery.access import ProjectViewMixin
+    from projects.access import ProjectViewMixin
 
     class Settings(ProjectViewMixin, View):
         write_capability = Capability.MANAGE_PROJECT
@@ -281,7 +281,7 @@ def test_a_page_every_member_reads_refuses_the_post_of_a_role_without_its_write_
 
 
 def test_project_create_checks_its_fields(db):
-    from delivery.services import project_create
+    from projects.services import project_create
 
     project = project_create(code="NEW-8", name="New cluster", customer_name="Example")
     assert (project.code, project.status) == ("NEW-8", "planning")
@@ -294,7 +294,7 @@ def test_project_create_checks_its_fields(db):
 
 
 def test_user_ensure_makes_a_superuser_once_and_keeps_an_existing_password(db):
-    from delivery.services import user_ensure
+    from projects.services import user_ensure
 
     existing = UserFactory(username="ops")
     user = user_ensure(username="ops", password="something-else", superuser=True)

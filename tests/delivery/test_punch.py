@@ -12,10 +12,10 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.utils import timezone
 
 from core.choices import JobStatus
-from delivery.evidence import evidence_changed_send
-from delivery.roof.choices import PunchObjectKind, PunchSource, PunchStatus
-from delivery.roof.models import PunchItem
-from delivery.roof.punch import punch_item_open, punch_item_set_status, punch_items_sync_from_evidence
+from delivery.choices import PunchObjectKind, PunchSource, PunchStatus
+from delivery.models import PunchItem
+from delivery.punch.services import punch_item_open, punch_item_set_status, punch_items_sync_from_evidence
+from projects.evidence import evidence_changed_send
 from validation.choices import CheckKind, LinkState, ResultStatus, Verdict
 from validation.models import CheckResult, CheckRun, TopologyComparison, TopologyLink
 

@@ -1,4 +1,4 @@
-"""The punch list API (delivery/roof/api): lists filtered like the page, items opened, edited and moved
+"""The punch list API (delivery/punch/api.py): lists filtered like the page, items opened, edited and moved
 through the punch services, every endpoint as manager, technician, customer and outsider (a customer reads
 the customer-visible items only, without their internal fields, and writes nothing), hostile input answered
 4xx naming the field, and list query counts that do not grow with the data."""
@@ -9,10 +9,10 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from delivery.choices import Role
-from delivery.roof.api.serializers import INTERNAL_PUNCH_FIELDS
-from delivery.roof.choices import PunchObjectKind, PunchSeverity, PunchSource, PunchStatus
-from delivery.roof.models import PunchItem
+from delivery.choices import PunchObjectKind, PunchSeverity, PunchSource, PunchStatus
+from delivery.models import PunchItem
+from delivery.punch.api import INTERNAL_PUNCH_FIELDS
+from projects.choices import Role
 from tests.factories import MembershipFactory, UserFactory
 from tests.support import count_queries
 

@@ -8,8 +8,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from delivery.roof.choices import PunchStatus
-from delivery.roof.models import PunchItem
+from delivery.choices import PunchStatus
+from delivery.models import PunchItem
 from tests.support import count_queries
 
 from .stages_world import build_world

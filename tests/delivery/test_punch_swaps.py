@@ -1,4 +1,4 @@
-"""Swaps on the punch list (delivery.roof.punch): recording a swap marks fixed the open items on the part
+"""Swaps on the punch list (delivery.punch.services): recording a swap marks fixed the open items on the part
 replaced (the optic, its port, the cable in it), the resolution note naming the swap; "verified" still comes
 only from a later passing check, and a failing one after the swap reopens the item for good."""
 
@@ -12,9 +12,9 @@ from django.utils import timezone
 from cabling.choices import CableStatus, RmaState
 from cabling.models import Cable
 from cabling.services import cable_swap, optic_swap
-from delivery.roof.choices import PunchObjectKind, PunchSource, PunchStatus
-from delivery.roof.models import PunchItem
-from delivery.roof.punch import punch_item_open
+from delivery.choices import PunchObjectKind, PunchSource, PunchStatus
+from delivery.models import PunchItem
+from delivery.punch.services import punch_item_open
 from inventory.models import Optic
 from inventory.services import optic_install
 from tests.factories import OpticFactory

@@ -1,4 +1,4 @@
-"""The acceptance report's API (delivery/roof/reports/api.py): versions listed and read by every member (a
+"""The acceptance report's API (delivery/reports/api.py): versions listed and read by every member (a
 constant number of queries), requested by managers (202 with the job status URL), signed by the customer
 only, files downloaded as attachments under their names, and a file or a SHA-256 checked against the
 versions. Outsiders get 404 from every endpoint, as if the project did not exist."""
@@ -11,8 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from core.choices import JobStatus
-from delivery.roof.models import ReportSignature, ReportVersion
-from delivery.roof.reports.models import PDF_CONTENT_TYPE, XLSX_CONTENT_TYPE
+from delivery.models import PDF_CONTENT_TYPE, XLSX_CONTENT_TYPE, ReportSignature, ReportVersion
 from tests.factories import UserFactory
 from tests.support import count_queries
 
@@ -57,7 +56,7 @@ def test_members_list_their_projects_versions_and_filter_by_project(api_for, pro
     assert [(row["project"], row["number"]) for row in rows] == [("ACME-72", 1)]
     assert {f["kind"] for f in rows[0]["files"]} == {"pdf", "summary_pdf", "xlsx"}
     assert rows[0]["files"][0]["url"].endswith(file_url(version, "pdf"))
-    assert rows[0]["status_url"].endswith(f"/api/jobs/roof.reportversion/{version.pk}/")
+    assert rows[0]["status_url"].endswith(f"/api/jobs/delivery.reportversion/{version.pk}/")
     assert api_for(customer).get(LIST, {"project": "OTHER-8"}).json()["count"] == 0
     assert [row["id"] for row in api_for(outsider).get(LIST).json()["results"]] == [theirs.pk]
 
@@ -80,7 +79,7 @@ def test_an_outsider_gets_404_for_a_version_its_files_and_its_job(api_for, outsi
     client = api_for(outsider)
     assert client.get(detail(version)).status_code == 404
     assert client.get(file_url(version, "pdf")).status_code == 404
-    assert client.get(f"/api/jobs/roof.reportversion/{version.pk}/").status_code == 404
+    assert client.get(f"/api/jobs/delivery.reportversion/{version.pk}/").status_code == 404
 
 
 # --- requesting a version ----------------------------------------------------------------------------------
@@ -92,7 +91,7 @@ def test_a_manager_requests_a_version_and_gets_202_with_its_job_status_url(api_f
     assert response.status_code == 202, response.content
     body = response.json()
     assert (body["number"], body["status"], body["files"]) == (2, JobStatus.QUEUED, [])
-    assert body["status_url"].endswith(f"/api/jobs/roof.reportversion/{body['id']}/")
+    assert body["status_url"].endswith(f"/api/jobs/delivery.reportversion/{body['id']}/")
     assert client.get(body["status_url"]).json()["status"] == JobStatus.QUEUED
     # A double click does not queue a second one.
     again = client.post(LIST, {"project": "ACME-72"}, format="json")
@@ -160,7 +159,7 @@ def test_only_a_customer_signs_and_outsiders_get_404(api_for, manager, technicia
     assert (signature["name"], signature["title"], signature["signed_by"]) == ("Cara Customer", "CTO", "cust")
     assert signature["statement"].startswith("On behalf of Example AI Lab, I accept")  # the default statement
     assert signature["pdf_sha256"] == version.pdf_sha256
-    assert signature["status_url"].endswith(f"/api/jobs/roof.reportsignature/{version.signature.pk}/")
+    assert signature["status_url"].endswith(f"/api/jobs/delivery.reportsignature/{version.signature.pk}/")
     again = api_for(customer).post(url, payload, format="json")
     assert again.status_code == 400
     assert "Version 1 was signed on" in again.json()["non_field_errors"][0]

@@ -1,4 +1,4 @@
-"""The acceptance report's Excel workbook (delivery.roof.reports.excel), read back with openpyxl: the cover
+"""The acceptance report's Excel workbook (delivery.reports.excel), read back with openpyxl: the cover
 in English and Chinese, the contents, a sheet per section and per table with its header (units included)
 frozen and filtered, values equal to the snapshot's with their kind's number format, verdict fills, text
 that stays text, chart data as tables (with an Excel chart), the summary edition's cut, the signed copy,
@@ -22,8 +22,8 @@ from openpyxl import load_workbook
 
 from core.spreadsheets import Column as SheetColumn
 from core.spreadsheets import XlsxWriter, sheet_title
-from delivery.reports import Chart, Column, Facts, Paragraph, Section, SnapshotWriter, Table, TableRecord, read_snapshot
-from delivery.roof.reports.excel import chart_tables, render_xlsx, table_sheet_name
+from delivery.reports.excel import chart_tables, render_xlsx, table_sheet_name
+from projects.reports import Chart, Column, Facts, Paragraph, Section, SnapshotWriter, Table, TableRecord, read_snapshot
 
 from .report_samples import (
     CUSTOMER_NAME_ZH,

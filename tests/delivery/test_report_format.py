@@ -1,4 +1,4 @@
-"""The acceptance report's snapshot format (delivery.reports): what is written is read back in order, in one
+"""The acceptance report's snapshot format (projects.reports): what is written is read back in order, in one
 pass, and a damaged or dishonest snapshot is refused with the line or table at fault."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import io
 
 import pytest
 
-from delivery.reports import (
+from projects.reports import (
     Chart,
     Column,
     Facts,

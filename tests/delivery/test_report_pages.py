@@ -14,13 +14,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from core.choices import JobStatus
-from delivery.roof.choices import StageStatus
-from delivery.roof.gates import ACCEPTANCE_SIGNED
-from delivery.roof.models import Stage
-from delivery.roof.reports.models import ReportSignature, ReportVersion
-from delivery.roof.reports.sections import acceptance_statement_default
-from delivery.roof.reports.services import report_version_request, report_version_sign
-from delivery.roof.services import stages_create_from_template
+from delivery.choices import StageStatus
+from delivery.models import ReportSignature, ReportVersion, Stage
+from delivery.reports.gates import ACCEPTANCE_SIGNED
+from delivery.reports.sections import acceptance_statement_default
+from delivery.reports.services import report_version_request, report_version_sign
+from delivery.stages.services import stages_create_from_template
 
 from .access_samples_report_pages import rendered_version, stand_in_bytes
 

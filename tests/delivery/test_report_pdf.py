@@ -1,4 +1,4 @@
-"""The acceptance report's PDF (delivery.roof.reports.pdf), read back with poppler's pdftotext: the cover
+"""The acceptance report's PDF (delivery.reports.pdf), read back with poppler's pdftotext: the cover
 in English and Chinese, the contents with the pages the titles really are on, the sections and tables in
 snapshot order with their header on every page, values shown by their column's kind, text that is data
 and never markup, the summary edition's cut, the signed copy, the same bytes for the same input, and a
@@ -20,10 +20,10 @@ import subprocess
 
 import pytest
 
-from delivery.reports import Column, SnapshotError, report_registry
-from delivery.roof.reports import pdf_text
-from delivery.roof.reports.pdf import render_pdf
-from delivery.roof.reports.pdf_tables import RowCounter, RowSource, RowTable, table_layout
+from delivery.reports import pdf_text
+from delivery.reports.pdf import render_pdf
+from delivery.reports.pdf_tables import RowCounter, RowSource, RowTable, table_layout
+from projects.reports import Column, SnapshotError, report_registry
 
 from .report_samples import (
     CUSTOMER_NAME_ZH,

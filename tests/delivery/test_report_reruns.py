@@ -11,9 +11,9 @@ import pytest
 from django.utils import timezone
 
 from core.choices import JobStatus
-from delivery.roof.models import FileKind, ReportSignature
-from delivery.roof.reports.sections import summary_figures
-from delivery.roof.reports.services import (
+from delivery.models import FileKind, ReportSignature
+from delivery.reports.sections import summary_figures
+from delivery.reports.services import (
     _store,
     report_match_limit,
     report_signed_copies_render,

@@ -1,6 +1,6 @@
-"""The acceptance report's snapshot as the roof writes it (delivery/roof/reports/snapshot.py and sections.py):
+"""The acceptance report's snapshot as delivery writes it (delivery/reports/snapshot.py and sections.py):
 the meta record with the project's names in both languages and the cluster's counts, every registered
-section in order (a provider with nothing to say left out, one that breaks named), and the roof's own
+section in order (a provider with nothing to say left out, one that breaks named), and delivery's own
 sections: the summary's figures from the latest runs only, the punch list the customer may see, the
 statement to sign. The figures cost the same queries however many punch items there are."""
 
@@ -13,13 +13,13 @@ import pytest
 from django.utils import timezone
 
 from core.choices import JobStatus
-from delivery.reports import Facts, Paragraph, ReportRegistry, Section, TableRecord, read_snapshot, report_registry
-from delivery.roof.choices import PunchSeverity, PunchStatus, StageStatus
-from delivery.roof.models import PunchItem, ReportVersion, Stage
-from delivery.roof.reports import sections as roof_sections
-from delivery.roof.reports import snapshot as snapshot_module
-from delivery.roof.reports.sections import NOT_READY, READY, summary_figures
-from delivery.roof.reports.snapshot import SectionFailed, snapshot_write
+from delivery.choices import PunchSeverity, PunchStatus, StageStatus
+from delivery.models import PunchItem, ReportVersion, Stage
+from delivery.reports import sections as delivery_sections
+from delivery.reports import snapshot as snapshot_module
+from delivery.reports.sections import NOT_READY, READY, summary_figures
+from delivery.reports.snapshot import SectionFailed, snapshot_write
+from projects.reports import Facts, Paragraph, ReportRegistry, Section, TableRecord, read_snapshot, report_registry
 from tests.factories import OpticFactory
 from tests.support import count_queries
 from validation.choices import CheckKind, ResultStatus, Verdict
@@ -110,12 +110,12 @@ def world(project, manager, technician, customer):
 
 
 @pytest.fixture
-def roof_only(monkeypatch):
-    """The registry with the roof's three sections only (the domain apps' sections are their own tests')."""
+def delivery_only(monkeypatch):
+    """The registry with delivery's three sections only (the domain apps' sections are their own tests')."""
     registry = ReportRegistry()
-    for key, provider in roof_sections.PROVIDERS.items():
-        registry.register_section(key, provider, order=roof_sections.SECTION_ORDERS[key],
-                                  title=roof_sections.SECTION_TITLES[key])
+    for key, provider in delivery_sections.PROVIDERS.items():
+        registry.register_section(key, provider, order=delivery_sections.SECTION_ORDERS[key],
+                                  title=delivery_sections.SECTION_TITLES[key])
     monkeypatch.setattr(snapshot_module, "report_registry", registry)
     return registry
 
@@ -144,7 +144,7 @@ def test_the_meta_record_names_the_report_the_project_in_both_languages_and_the_
 # --- sections in order -------------------------------------------------------------------------------------
 
 
-def test_every_registered_section_is_written_in_order_the_roofs_among_them(world):
+def test_every_registered_section_is_written_in_order_delivery_s_own_among_them(world):
     keys = list(sections_of(written(world.project, new_version(world.project))))
     registered = [s.key for s in report_registry.sections()]
     assert keys == [key for key in registered if key in keys]  # in the registry's order, None ones left out
@@ -152,23 +152,23 @@ def test_every_registered_section_is_written_in_order_the_roofs_among_them(world
     assert keys.index("summary") < keys.index("punch") < keys.index("signoff") == len(keys) - 1
 
 
-def test_a_provider_with_nothing_to_say_is_left_out_and_one_that_breaks_is_named(world, roof_only):
-    roof_only.register_section("nothing", lambda project: None, order=50, title="Nothing here")
+def test_a_provider_with_nothing_to_say_is_left_out_and_one_that_breaks_is_named(world, delivery_only):
+    delivery_only.register_section("nothing", lambda project: None, order=50, title="Nothing here")
     keys = list(sections_of(written(world.project, new_version(world.project))))
     assert keys == ["summary", "punch", "signoff"]
 
     def broken(project):
         raise KeyError("plane")
 
-    roof_only.register_section("broken", broken, order=60, title="Broken bits")
+    delivery_only.register_section("broken", broken, order=60, title="Broken bits")
     with pytest.raises(SectionFailed, match=r"Broken bits section \(broken\).*KeyError"):
         written(world.project, new_version(world.project, number=2))
 
 
-# --- the roof's sections -----------------------------------------------------------------------------------
+# --- delivery's sections -----------------------------------------------------------------------------------
 
 
-def test_the_summary_counts_the_latest_run_of_each_kind_only_and_says_why_it_is_not_ready(world, roof_only):
+def test_the_summary_counts_the_latest_run_of_each_kind_only_and_says_why_it_is_not_ready(world, delivery_only):
     # An older run failing both cables is not the state of the cluster: the newer one is.
     link_health_run(world, {world.c1: Verdict.FAIL, world.c2: Verdict.FAIL}, at=timezone.now() - timedelta(days=1))
     CheckRun.objects.filter(pk=world.run.pk).update(created_at=timezone.now())
@@ -194,14 +194,14 @@ def test_the_verdict_is_ready_when_stages_results_and_punch_list_allow_it(world)
     figures = summary_figures(world.project)
     assert figures.verdict == READY, figures
     assert (figures.passed, figures.warned, figures.failed) == (1, 1, 0)
-    text = roof_sections.verdict_text(world.project, figures)
+    text = delivery_sections.verdict_text(world.project, figures)
     assert text.startswith("ACME 72-node cluster is ready for acceptance") and "1 warning" in text
     # The internal item is still open: the customer's report neither counts nor lists it.
     assert PunchItem.objects.get(pk=world.internal_item.pk).status == PunchStatus.OPEN
 
 
-def test_the_punch_section_lists_what_the_customer_may_see_open_first_and_the_waivers(world, roof_only, manager):
-    from delivery.roof.models import Waiver
+def test_the_punch_section_lists_what_the_customer_may_see_open_first_and_the_waivers(world, delivery_only, manager):
+    from delivery.models import Waiver
 
     PunchItem.objects.create(project=world.project, title="Tidy the cable tray", severity=PunchSeverity.MINOR,
                              status=PunchStatus.VERIFIED, customer_visible=True, opened_at=timezone.now(),
@@ -218,7 +218,7 @@ def test_the_punch_section_lists_what_the_customer_may_see_open_first_and_the_wa
     assert waivers[0][:3] == ["Soak", "all 1 missing", "Customer agreed to a 24-hour soak."]
 
 
-def test_the_signoff_section_holds_the_statement_in_both_languages(world, roof_only, settings):
+def test_the_signoff_section_holds_the_statement_in_both_languages(world, delivery_only, settings):
     settings.INTEGRATOR_NAME_ZH = "北辰系统集成"
     signoff = sections_of(written(world.project, new_version(world.project)))["signoff"]
     texts = [block.text for block in signoff if isinstance(block, Paragraph)]
@@ -226,12 +226,12 @@ def test_the_signoff_section_holds_the_statement_in_both_languages(world, roof_o
     assert CUSTOMER_NAME_ZH in texts[1] and "北辰系统集成" in texts[1]
 
 
-def test_a_project_without_chinese_names_gets_the_english_statement_only(project, roof_only):
+def test_a_project_without_chinese_names_gets_the_english_statement_only(project, delivery_only):
     signoff = sections_of(written(project, new_version(project)))["signoff"]
     assert len([block for block in signoff if isinstance(block, Paragraph)]) == 1
 
 
-def test_the_roof_sections_cost_the_same_queries_for_three_punch_items_as_for_thirty(world, roof_only):
+def test_the_delivery_sections_cost_the_same_queries_for_three_punch_items_as_for_thirty(world, delivery_only):
     def punch_items(count):
         PunchItem.objects.bulk_create(PunchItem(project=world.project, title=f"Item {n}", customer_visible=True,
                                                 opened_at=timezone.now()) for n in range(count))
@@ -245,5 +245,5 @@ def test_the_roof_sections_cost_the_same_queries_for_three_punch_items_as_for_th
 
 def test_a_section_is_a_section(world):
     """The providers hand the writer Sections (the registry's contract)."""
-    for key, provider in roof_sections.PROVIDERS.items():
+    for key, provider in delivery_sections.PROVIDERS.items():
         assert isinstance(provider(world.project), Section), key

@@ -1,4 +1,4 @@
-"""Report versions (delivery/roof/reports/services.py) rendered for real: numbered per project, three files
+"""Report versions (delivery/reports/services.py) rendered for real: numbered per project, three files
 whose recorded SHA-256 and sizes are the files', a snapshot frozen at render time (the database changes,
 a re-render from the stored snapshot gives the same bytes), a failure that leaves no file behind, and
 the customer's signature: customer only, once, final, the acceptance gate passing and its stage
@@ -18,21 +18,21 @@ from django.db import IntegrityError, transaction
 from openpyxl import load_workbook
 
 from core.choices import JobStatus
-from delivery.choices import Role
-from delivery.reports import read_snapshot
-from delivery.roof.choices import StageStatus
-from delivery.roof.models import FileKind, PunchItem, ReportSignature, ReportVersion, Stage
-from delivery.roof.reports import snapshot as snapshot_module
-from delivery.roof.reports.excel import render_xlsx
-from delivery.roof.reports.pdf import render_pdf
-from delivery.roof.reports.services import (
+from delivery.choices import StageStatus
+from delivery.models import FileKind, PunchItem, ReportSignature, ReportVersion, Stage
+from delivery.reports import snapshot as snapshot_module
+from delivery.reports.excel import render_xlsx
+from delivery.reports.pdf import render_pdf
+from delivery.reports.services import (
     report_file_match,
     report_hash_match,
     report_version_render,
     report_version_request,
     report_version_sign,
 )
-from delivery.roof.services import gates_recompute
+from delivery.stages.services import gates_recompute
+from projects.choices import Role
+from projects.reports import read_snapshot
 from tests.factories import MembershipFactory, UserFactory
 
 from .test_report_snapshot import report_world, satisfy_stages_before_acceptance
@@ -122,7 +122,7 @@ def test_the_snapshot_is_frozen_a_rerender_gives_the_same_bytes_whatever_the_dat
 
 def test_a_section_that_breaks_fails_the_version_with_its_name_and_leaves_no_file(world, manager, render_now,
                                                                                   monkeypatch, settings):
-    from delivery.reports import ReportRegistry
+    from projects.reports import ReportRegistry
 
     registry = ReportRegistry()
 
@@ -140,7 +140,7 @@ def test_a_section_that_breaks_fails_the_version_with_its_name_and_leaves_no_fil
 
 
 def test_a_renderer_that_breaks_removes_the_files_already_stored(world, manager, render_now, monkeypatch, settings):
-    from delivery.roof.reports import services
+    from delivery.reports import services
 
     def renderer(name):
         if name == "xlsx":
@@ -236,7 +236,7 @@ def test_a_signature_with_earlier_stages_open_is_recorded_and_acceptance_waits(w
     acceptance = Stage.objects.get(project=world.project, key="acceptance")
     assert acceptance.gate_passed and acceptance.status == StageStatus.NOT_STARTED
     # Once the stages before it are done, a manager completes it: its gate passes.
-    from delivery.roof.services import stage_complete
+    from delivery.stages.services import stage_complete
 
     satisfy_stages_before_acceptance(world.project)
     gates_recompute(project=world.project)

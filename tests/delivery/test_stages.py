@@ -19,10 +19,10 @@ from cabling.choices import CableStatus, ScanAction, ScanSource
 from cabling.codes import cable_end_code
 from cabling.models import Cable
 from cabling.services import cable_status_set, scan_record
-from delivery.gates import gates
-from delivery.roof.choices import StageStatus
-from delivery.roof.models import GateRecompute, Stage, StageTemplate, Waiver
-from delivery.roof.services import (
+from delivery.choices import StageStatus
+from delivery.models import GateRecompute, Stage, StageTemplate, Waiver
+from delivery.stages.data import DEFAULT_STAGES
+from delivery.stages.services import (
     checklist_item_confirm,
     gates_recompute,
     stage_complete,
@@ -31,7 +31,7 @@ from delivery.roof.services import (
     stages_create_from_template,
     waiver_record,
 )
-from delivery.roof.stage_data import DEFAULT_STAGES
+from projects.gates import gates
 from tests.factories import UserFactory
 from tests.support import count_queries
 
@@ -71,7 +71,7 @@ def world(project, manager, technician, customer):
 
 
 def test_the_default_template_is_data_with_the_nine_stages_and_registered_gates(world):
-    template = StageTemplate.objects.get()  # loaded by the roof's data migration
+    template = StageTemplate.objects.get()  # loaded by delivery's migrations
     assert [s["key"] for s in template.stages] == [s["key"] for s in DEFAULT_STAGES]
     assert len(template.stages) == 9
     for spec in template.stages:
@@ -352,7 +352,7 @@ def test_a_verifying_scan_recomputes_the_gates_on_commit_and_a_queued_recompute_
 
 def test_many_changes_in_one_transaction_ask_for_one_recompute(world, technician, monkeypatch,
                                                               django_capture_on_commit_callbacks):
-    from delivery.roof import services
+    from delivery.stages import services
 
     asked = []
     monkeypatch.setattr(services, "gates_recompute_request", lambda *, project_id: asked.append(project_id))
@@ -370,8 +370,8 @@ def test_many_changes_in_one_transaction_ask_for_one_recompute(world, technician
 def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_without_stages_asks_nothing(
     world, monkeypatch
 ):
-    from delivery.roof import services
-    from delivery.services import project_create
+    from delivery.stages import services
+    from projects.services import project_create
 
     queued = []
     monkeypatch.setattr(services, "enqueue_on_commit",
@@ -407,7 +407,7 @@ def test_a_request_claims_the_flag_once_until_the_task_clears_it_and_a_project_w
 
 
 def test_the_recompute_task_clears_the_flag_and_stores_the_gates(world):
-    from delivery.roof.tasks import gates_recompute_task
+    from delivery.tasks import gates_recompute_task
 
     GateRecompute.objects.create(project=world.project, pending=True)
     assert gates_recompute_task(world.project.pk) == 0
@@ -467,7 +467,7 @@ def test_a_refused_completion_says_what_is_missing_on_the_page(world, client_for
 
 
 def test_the_stages_page_query_count_does_not_grow(world, client_for, manager, django_assert_num_queries):
-    from delivery.roof.services import stage_add_custom
+    from delivery.stages.services import stage_add_custom
 
     project = world.project
     gates_recompute(project=project)

@@ -1,4 +1,4 @@
-"""The stages API (delivery/roof/api): a project's stages with their gates as last computed, the workflow
+"""The stages API (delivery/stages/api.py): a project's stages with their gates as last computed, the workflow
 actions through the services (the gate's refusal with its missing items, a waiver then a completion), the
 checklist, the recompute request, every endpoint as manager, technician, customer and outsider, hostile
 input answered 4xx naming the field, and list query counts that do not grow with the data."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from delivery.roof.choices import StageStatus
-from delivery.roof.models import GateRecompute, Stage
-from delivery.roof.services import gates_recompute, stage_add_custom, waiver_record
-from delivery.roof.stage_data import DEFAULT_STAGES
+from delivery.choices import StageStatus
+from delivery.models import GateRecompute, Stage
+from delivery.stages.data import DEFAULT_STAGES
+from delivery.stages.services import gates_recompute, stage_add_custom, waiver_record
 from tests.support import count_queries
 
 from .stages_world import build_world

@@ -8,8 +8,8 @@ import pytest
 from django.db import OperationalError
 
 from bringup.celery import app
-from delivery.roof.models import GateRecompute, Stage
-from delivery.roof.services import gates_recompute_request
+from delivery.models import GateRecompute, Stage
+from delivery.stages.services import gates_recompute_request
 
 from .stages_world import build_world
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import expect
 
-from delivery.roof.models import Stage
-from delivery.roof.punch import punch_item_open
-from delivery.roof.reports.services import report_version_render, report_version_request
-from delivery.roof.services import gates_recompute, stage_complete, stage_start, waiver_record
+from delivery.models import Stage
+from delivery.punch.services import punch_item_open
+from delivery.reports.services import report_version_render, report_version_request
+from delivery.stages.services import gates_recompute, stage_complete, stage_start, waiver_record
 from tests.delivery.stages_world import build_world
 from tests.e2e.test_stage_waiver import TABLET, assert_fits
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from delivery.choices import Role
+from projects.choices import Role
 from tests.access_world import build_world
 from tests.e2e.conftest import close_contexts
 from tests.e2e.test_tablet_layout import MEASURE, MIN_TARGET, VIEWPORTS, grow

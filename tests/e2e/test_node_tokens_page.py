@@ -10,7 +10,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from delivery.models import NodeToken
+from projects.models import NodeToken
 from tests.e2e.test_tablet_layout import MEASURE, MIN_TARGET
 from tests.validation.conftest import fixture_text, make_gpu_nodes
 

@@ -16,11 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from delivery.roof.choices import StageStatus
-from delivery.roof.gates import ACCEPTANCE_SIGNED
-from delivery.roof.models import Stage
-from delivery.roof.reports.models import ReportVersion
-from delivery.roof.services import stages_create_from_template
+from delivery.choices import StageStatus
+from delivery.models import ReportVersion, Stage
+from delivery.reports.gates import ACCEPTANCE_SIGNED
+from delivery.stages.services import stages_create_from_template
 from tests.e2e.test_tablet_layout import MEASURE, MIN_TARGET
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

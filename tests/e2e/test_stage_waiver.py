@@ -10,9 +10,9 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from delivery.roof.choices import StageStatus
-from delivery.roof.models import Stage, Waiver
-from delivery.roof.services import gates_recompute, stage_complete, stage_start
+from delivery.choices import StageStatus
+from delivery.models import Stage, Waiver
+from delivery.stages.services import gates_recompute, stage_complete, stage_start
 from tests.delivery.stages_world import build_world
 from tests.e2e.test_tablet_layout import MEASURE, MIN_TARGET
 

@@ -10,10 +10,10 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.test import APIClient
 
 from core.api.exceptions import django_errors_as_400
-from delivery.choices import Role
 from inventory import services
 from inventory.choices import HardwareKind, OpticStatus, PortKind, PortStatus
 from inventory.models import Device, DeviceUnit, Nic, Optic, Port, PortTemplate, Rack, Site
+from projects.choices import Role
 from tests.factories import (
     HardwareModelFactory,
     MembershipFactory,

@@ -7,9 +7,9 @@ import pytest
 from django.db import IntegrityError
 from django.urls import reverse
 
-from delivery.api import serializers as delivery_serializers
-from delivery.choices import Role
-from delivery.models import Membership
+from projects.api import serializers as delivery_serializers
+from projects.choices import Role
+from projects.models import Membership
 from tests.factories import MembershipFactory, RackFactory, UserFactory, gpu_server_model
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,7 @@ payload to take a project from, and related fields must not list every row the u
 import pytest
 from django.urls import reverse
 
-from delivery.choices import Role
+from projects.choices import Role
 from tests.delivery.test_api_scoping import one_of_everything
 from tests.factories import MembershipFactory, UserFactory
 

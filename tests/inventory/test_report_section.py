@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from delivery.reports import Facts, SnapshotWriter
 from inventory.choices import DeviceRole, OpticStatus
 from inventory.models import Device, Nic, Optic, Port
 from inventory.report_sections import inventory_section
 from inventory.services import device_create, optic_install
+from projects.reports import Facts, SnapshotWriter
 from tests.factories import HardwareModelFactory, OpticFactory, RackFactory, SiteFactory, gpu_server_model
 from tests.report_support import section_titles, sections_snapshot, sections_written
 from tests.support import count_queries

@@ -5,8 +5,8 @@ even when a broker is configured."""
 import pytest
 
 from core.choices import JobStatus
+from demo.checks import COMPACTED_NOTE, DEMO_KINDS, DEMO_SEED, demo_checks_ensure, demo_run
 from validation.choices import CheckKind, RunnerKind, Verdict
-from validation.demo_runs import COMPACTED_NOTE, DEMO_KINDS, DEMO_SEED, demo_checks_ensure, demo_run
 from validation.models import CheckResult, CheckRun
 from validation.runners import plan_faults
 from validation.services import sim_cluster_for

@@ -448,7 +448,7 @@ def test_outsider_gets_404_on_every_page_and_endpoint(client_for, outsider, proj
 def test_a_run_of_another_project_is_404_under_this_projects_address(
     client_for, manager, project, other_project, link_run
 ):
-    from delivery.choices import Role
+    from projects.choices import Role
     from tests.factories import MembershipFactory
 
     MembershipFactory(user=manager, project=other_project, role=Role.MANAGER)

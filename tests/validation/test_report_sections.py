@@ -19,7 +19,7 @@ from reportlab.graphics import renderPDF
 from reportlab.graphics.shapes import Drawing, Group, String
 
 from core.choices import JobStatus
-from delivery.reports import Chart, Facts, Paragraph, TableRecord, report_registry
+from projects.reports import Chart, Facts, Paragraph, TableRecord, report_registry
 from tests.report_support import sections_written
 from tests.support import count_queries
 from validation import charts, soak, tasks

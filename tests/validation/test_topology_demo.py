@@ -5,10 +5,10 @@ and nothing else; a second call adds nothing."""
 import pytest
 
 from cabling.models import Cable
-from delivery.roof.demo import build_demo, demo_plan
+from demo.build import build_demo, demo_plan
+from demo.checks import DEMO_SEED, demo_topology_ensure
 from validation.choices import LinkState
 from validation.cluster import sim_cluster_for
-from validation.demo_runs import DEMO_SEED, demo_topology_ensure
 from validation.models import TopologyComparison, TopologyLink
 from validation.runners.simfabric import plan_fabric_faults
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.django_db
 
 def test_the_demo_comparison_finds_every_planted_fault_and_nothing_else():
     build_demo()
-    from delivery.models import Project
+    from projects.models import Project
 
     demo = Project.objects.get(code="DEMO-72")
     fabric = sim_cluster_for(demo, with_fabric=True).fabric

@@ -415,7 +415,7 @@ def test_outsiders_get_404_on_every_upload_page_and_the_api(page_upload, client_
 
 
 def test_a_technician_of_another_project_gets_404_too(node_api, other_project, nodes):
-    from delivery.choices import Role
+    from projects.choices import Role
     from tests.factories import MembershipFactory, UserFactory
 
     stranger = UserFactory(username="their-tech")

@@ -3,7 +3,7 @@ the pages, a constant number of queries; the results in cursor pages, core.api.p
 POST /api/check-runs/ starts a run (services.check_run_start: 201, or 400 naming the field: a service's
 refusal rises to the one exception handler, core.api.exceptions); POST /api/check-runs/{id}/cancel/ and
 /api/check-runs/{id}/rerun-failed/ stop a run or repeat its failures. Outsiders get 404 (the querysets and
-the project lookup are scoped by delivery.access); customers 403 on every write (Capability.RUN_CHECKS)."""
+the project lookup are scoped by projects.access); customers 403 on every write (Capability.RUN_CHECKS)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from core.api.pagination import BigListPagination
-from delivery.access import Capability, project_to_write
-from delivery.api.permissions import ProjectScopedViewSet
+from projects.access import Capability, project_to_write
+from projects.api.permissions import ProjectScopedViewSet
 
 from .. import selectors, services
 from ..filters import CheckResultFilterSet, CheckRunFilterSet

@@ -20,8 +20,8 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from delivery.models import Project
 from inventory.models import Device, Optic, Port
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, RunnerKind

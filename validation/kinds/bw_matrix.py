@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from delivery.models import Project
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, Verdict

@@ -15,7 +15,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from cabling.services import cables_link_observe
-from delivery.models import Project
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, Verdict

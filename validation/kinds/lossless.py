@@ -9,7 +9,7 @@ qos ...` output and is judged by criteria.evaluate_switch_lossless."""
 
 from __future__ import annotations
 
-from delivery.models import Project
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind

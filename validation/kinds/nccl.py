@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from delivery.models import Project
 from inventory.choices import DeviceRole
 from inventory.models import Device
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, NcclLauncher

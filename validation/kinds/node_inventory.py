@@ -4,7 +4,7 @@ node has answered)."""
 
 from __future__ import annotations
 
-from delivery.models import Project
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus

@@ -4,7 +4,7 @@ differ only in where the buffers live. Not a kind itself."""
 
 from __future__ import annotations
 
-from delivery.models import Project
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from core.choices import JobStatus
-from delivery.models import Project
 from inventory.choices import DeviceRole
 from inventory.models import Device
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, LinkState, ResultStatus, TopologySource, Verdict

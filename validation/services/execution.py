@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from django.db import DataError, connection, transaction
 from django.utils import timezone
 
-from delivery.models import Project
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, RunnerKind

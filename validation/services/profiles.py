@@ -7,8 +7,8 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from delivery.access import Capability, can
-from delivery.models import Project
+from projects.access import Capability, can
+from projects.models import Project
 
 from ..models import AcceptanceProfile
 

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from core.choices import FINISHED_JOB_STATUSES, JobStatus
-from delivery.evidence import evidence_changed_send
+from projects.evidence import evidence_changed_send
 
 from ..choices import FINISHED_RESULT_STATUSES, ResultStatus, RunnerKind, Verdict
 from ..kinds import kind_of

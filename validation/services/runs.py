@@ -11,8 +11,8 @@ from django.utils import timezone
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
 from core.models import log_line
-from delivery.access import Capability, can
-from delivery.models import Project
+from projects.access import Capability, can
+from projects.models import Project
 
 from ..choices import EXECUTING_RUNNERS, CheckKind, ResultStatus, RunnerKind, Verdict
 from ..cluster import sim_cluster_for

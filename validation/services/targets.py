@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.core.exceptions import ValidationError
 
-from delivery.models import Project
+from projects.models import Project
 
 from ..cluster import gpu_nodes
 from ..kinds import Target, kind_of

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from django.db.models import Count, Q, QuerySet
 from django.shortcuts import get_object_or_404
 
-from delivery.access import scope_to_user
-from delivery.models import Project
+from projects.access import scope_to_user
+from projects.models import Project
 
 from ..choices import Verdict
 from ..models import CheckResult, SoakSample, SoakWindow

@@ -17,9 +17,9 @@ from django.utils.dateparse import parse_datetime
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
 from core.models import log_line
-from delivery.access import Capability, can
-from delivery.evidence import evidence_changed_send
-from delivery.models import Project
+from projects.access import Capability, can
+from projects.evidence import evidence_changed_send
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, RunnerKind, Verdict

@@ -1,5 +1,5 @@
 """Reads of topology comparisons for the pages, the command and a cable's panel: scoped through
-delivery.access, with a fixed number of queries whatever the size of the fabric (links are paginated by
+projects.access, with a fixed number of queries whatever the size of the fabric (links are paginated by
 the views; the counts and changes are on the comparison row)."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from django.shortcuts import get_object_or_404
 from cabling.models import Cable
 from core.choices import JobStatus
 from core.filters import INT64_MAX
-from delivery.access import scope_to_user
-from delivery.models import Project
+from projects.access import scope_to_user
+from projects.models import Project
 
 from ..choices import CheckKind, LinkChange, LinkState, ResultStatus
 from ..models import CheckResult, TopologyComparison, TopologyFile, TopologyLink

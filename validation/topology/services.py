@@ -26,10 +26,10 @@ from django.utils import timezone
 from cabling.services.fabric_states import cables_fabric_record
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
-from delivery.access import Capability, can
-from delivery.evidence import evidence_changed_send
-from delivery.models import Project
 from inventory.services.identities import identities_record
+from projects.access import Capability, can
+from projects.evidence import evidence_changed_send
+from projects.models import Project
 
 from ..choices import LinkChange, LinkState, TopologySource
 from ..models import CheckRun, TopologyComparison, TopologyFile, TopologyLink

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from cabling.models import CableEnd
-from delivery.models import Project
 from inventory.models import Device, Port
+from projects.models import Project
 
 from .model import IB_PORT_LANES, INFINIBAND, InvDevice, Inventory, InvPort, PlannedLink
 

@@ -16,7 +16,7 @@ from django.views.generic import FormView, ListView, TemplateView
 
 from core.choices import JobStatus
 from core.forms import add_service_errors
-from delivery.access import Capability, ProjectViewMixin, can
+from projects.access import Capability, ProjectViewMixin, can
 
 from ..charts import StateBar, state_bars_svg
 from ..choices import LinkChange, LinkState, TopologySource

@@ -21,9 +21,9 @@ from rest_framework.response import Response
 
 from core.api.parsers import BoundedJSONParser, BoundedMultiPartParser, BoundedRawParser
 from core.choices import JobStatus
-from delivery.access import Capability, project_to_write, scope_to_user
-from delivery.api.node_tokens import UserOrNodeToken
-from delivery.choices import NodeScope
+from projects.access import Capability, project_to_write, scope_to_user
+from projects.api.node_tokens import UserOrNodeToken
+from projects.choices import NodeScope
 
 from ..choices import UploadSource
 from ..models import ToolUpload

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cabling.models import CableEnd
-from delivery.models import Project
 from inventory.models import Device, Optic, Port
+from projects.models import Project
 
 from .. import criteria
 from ..cluster import Rail, gpu_nodes

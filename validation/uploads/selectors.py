@@ -1,12 +1,12 @@
-"""Reads of tool-output uploads, scoped through delivery.access like every other read."""
+"""Reads of tool-output uploads, scoped through projects.access like every other read."""
 
 from __future__ import annotations
 
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
-from delivery.access import scope_to_user
-from delivery.models import Project
+from projects.access import scope_to_user
+from projects.models import Project
 
 from ..models import CheckResult, ToolUpload
 

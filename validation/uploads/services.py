@@ -24,9 +24,9 @@ from django.utils import timezone
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit
 from core.models import log_line
-from delivery.access import Capability, can
-from delivery.models import Project
 from inventory.models import Device
+from projects.access import Capability, can
+from projects.models import Project
 
 from .. import criteria
 from ..choices import CheckKind, ResultStatus, RunnerKind, UploadSource, Verdict

@@ -54,7 +54,7 @@ class Command(BaseCommand):
 
     def _against_project(self, path: str, code: str, *, confirm: bool, keep_installed: bool, as_json: bool):
         from cabling.services import PlanNotApplied, fabric_plan_apply_now, plan_diff, plan_of
-        from delivery.models import Project
+        from projects.models import Project
 
         project = Project.objects.filter(code=code).first()
         if project is None:

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from core.bulk_history import bulk_create_recorded, bulk_update_recorded
 from core.history import history_user
-from delivery.models import Project
+from projects.models import Project
 
 from ...choices import ImportAction
 from ...models import Device, DeviceUnit, HardwareModel, Nic, Optic, Port, Rack, Site

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from core.choices import JobStatus
 from core.jobs import enqueue_on_commit, job_queue, progress_reporter
-from delivery.models import Project
+from projects.models import Project
 
 from ...models import ImportJob
 from ..reader import ImportIssue

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from delivery.models import Project
 from inventory.imports.columns import KINDS
 from inventory.imports.export import FORMATS, export_csv, export_xlsx
+from projects.models import Project
 
 
 class Command(BaseCommand):

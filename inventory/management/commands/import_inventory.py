@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from delivery.models import Project
 from inventory.imports.columns import KINDS
 from inventory.imports.services import inventory_import
+from projects.models import Project
 
 
 class Command(BaseCommand):

@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from core.choices import JobStatus
-from delivery.models import Project
+from projects.models import Project
 from validation.choices import LinkState, TopologySource
 from validation.topology.reading import split_host_argument
 from validation.topology.selectors import comparison_json

@@ -15,7 +15,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from delivery.models import Project
+from projects.models import Project
 from validation import services
 from validation.choices import EXECUTING_RUNNERS, ResultStatus, RunnerKind, Verdict
 from validation.kinds import STARTABLE_CHECK_KINDS
