@@ -97,7 +97,7 @@ class ScanEventAdmin(LookedUpOnly, admin.ModelAdmin):
 
 @admin.register(Swap)
 class SwapAdmin(LookedUpOnly, SimpleHistoryAdmin):
-    """Swaps are recorded on the floor (cabling.services.swaps: it moves the optics and sends the cable back
+    """Swaps are recorded on the floor (cabling.swaps.services: it moves the optics and sends the cable back
     through verification) and their RMA moved on on the swap's page; here they are only looked up."""
 
     list_display = ["recorded_at", "project", "kind", "old_serial", "new_serial", "rma_case", "rma_state",

@@ -240,7 +240,7 @@ class ScanEvent(models.Model):
 class Swap(models.Model):
     """One part replaced on the floor: an optic in its port, or a cable between its ends. It keeps the
     serial that went out and the one that came in, why, who and when, and the RMA case of the part sent
-    back with where it stands. Written by cabling.services.swaps (which also sends the port's cable back
+    back with where it stands. Written by cabling.swaps.services (which also sends the port's cable back
     through verification); only the RMA fields change afterwards. An optic swap names the optic that
     went out (`optic`, kept: PROTECT) and its port; a cable swap names the cable: exactly the right one
     is set (the check constraint)."""

@@ -1,5 +1,5 @@
 """What cabling adds to inventory's pages (core.panels): a device's ports, each with its cable and far end;
-and the swaps of a cable or an optic, on its page (cabling.swap_panels).
+and the swaps of a cable or an optic, on its page (cabling.swaps.panels).
 
 Inventory may not import cabling, yet a port's far end is cabling's business: the device page asks
 core.panels for its panels and this one, registered in CablingConfig.ready(), shows the ports one page
@@ -10,10 +10,10 @@ Its own query parameters (`ports_page`, `ports_q`) leave the device page's other
 
 from __future__ import annotations
 
+from cabling.swaps.panels import register as register_swap_panels
 from core.panels import Panel, register_panel
 
 from .selectors import device_ports_page
-from .swap_panels import register as register_swap_panels
 
 PAGE_PARAM, QUERY_PARAM = "ports_page", "ports_q"  # as the panel's template writes them
 

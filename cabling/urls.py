@@ -1,9 +1,8 @@
 """Mounted under /p/<code>/cabling/ by bringup/urls.py, so every pattern receives the project `code`."""
 
-from django.urls import path
+from django.urls import include, path
 
-from . import swap_views, views
-from .choices import SwapKind
+from . import views
 
 app_name = "cabling"
 
@@ -19,8 +18,5 @@ urlpatterns = [
     path("ports/<int:pk>/trace/", views.PortTraceView.as_view(), name="port-trace"),
     path("search/", views.SearchView.as_view(), name="search"),
     path("progress/", views.ProgressView.as_view(), name="progress"),
-    path("swaps/", swap_views.SwapListView.as_view(), name="swap-list"),
-    path("swaps/<int:pk>/", swap_views.SwapDetailView.as_view(), name="swap-detail"),
-    path("swaps/new/optic/<int:pk>/", swap_views.SwapCreateView.as_view(kind=SwapKind.OPTIC), name="swap-optic"),
-    path("swaps/new/cable/<int:pk>/", swap_views.SwapCreateView.as_view(kind=SwapKind.CABLE), name="swap-cable"),
+    path("swaps/", include("cabling.swaps.urls")),
 ]

@@ -101,6 +101,16 @@ def can(user, capability: Capability, project: Project | int) -> bool:
     return role is not None and capability in ROLE_CAPABILITIES[role]
 
 
+def require(user, capability: Capability, project: Project, refusal: str) -> None:
+    """Refuse (PermissionDenied with `refusal`, which says what the role may not do) unless `user` may do
+    `capability` in `project`. The services' one check; a service the system itself calls (a task, a gate's
+    own completion) passes user=None: nobody to refuse."""
+    from django.core.exceptions import PermissionDenied
+
+    if user is not None and not can(user, capability, project):
+        raise PermissionDenied(refusal)
+
+
 def project_to_write(user, code, capability: Capability, refusal: str = DEFAULT_REFUSAL) -> Project | None:
     """The project a create names in its payload (by code), checked before anything else in the payload:
     404 when the user cannot see it (the same answer as for a project that does not exist, so an outsider

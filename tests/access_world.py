@@ -32,8 +32,9 @@ from projects.access import ROLE_CAPABILITIES, Capability
 from projects.choices import Role
 
 PROJECT_PREFIX = "p/<str:code>/"
-APPS = ("delivery", "inventory", "cabling", "validation")
-SAMPLES_ORDER = ("inventory", "cabling", "validation", "delivery")  # delivery's job sample needs the others' jobs
+APPS = ("projects", "inventory", "cabling", "validation", "delivery")
+# projects' job status sample names a job row the other apps' samples made: it comes last.
+SAMPLES_ORDER = ("inventory", "cabling", "validation", "delivery", "projects")
 ROLES = ("anonymous", "outsider", Role.CUSTOMER.value, Role.TECHNICIAN.value, Role.MANAGER.value)
 WRITE_METHODS = ("post", "put", "patch", "delete")
 
@@ -41,7 +42,7 @@ WRITE_METHODS = ("post", "put", "patch", "delete")
 # short: a route listed here has no outsider case in the matrix.
 EXEMPT = {
     "api:hardware-model-list": "the shared hardware catalogue: every signed-in user reads it, staff write it "
-    "(tests/delivery/test_api_scoping.py::test_hardware_catalogue_is_read_by_anyone_signed_in_and_written_by_staff_only)",
+    "(tests/projects/test_api_scoping.py::test_hardware_catalogue_is_read_by_anyone_signed_in_and_written_by_staff_only)",
     "api:hardware-model-detail": "the shared hardware catalogue (as api:hardware-model-list)",
     "api:api-token": "signing in: it takes a username and password, not a session (tests/inventory/test_api.py)",
     # Writes a customer makes, which the matrix's "a customer writes nothing" cannot express.
@@ -218,7 +219,7 @@ def samples_modules(app: str) -> list:
 
 
 def collect_samples(project) -> dict[str, dict]:
-    """Every app's samples in `project`. delivery's come last: its job status sample names a job row the
+    """Every app's samples in `project`. projects' come last: its job status sample names a job row the
     other apps' samples made. Where two modules name the same route, its own app's module wins."""
     merged: dict[str, dict] = {}
     owned: dict[str, dict] = {}

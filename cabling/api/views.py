@@ -1,5 +1,5 @@
 """The cabling API's routes (`register`): fabric plans here; the floor's cables (cables.py), scans
-(scans.py), search (search.py) and swaps (swaps.py) in their own modules.
+(scans.py), search (search.py) in their own modules, swaps in cabling.swaps.api.
 
 Fabric plan endpoints. POST /api/fabric-plans/preview/ plans a spec for a project and answers with
 the figures and the diff (400 naming the spec field when it cannot be planned); POST
@@ -16,6 +16,7 @@ from rest_framework.decorators import action
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.response import Response
 
+from cabling.swaps.api import SwapViewSet
 from projects.access import Capability, can, project_to_write, projects_where, scope_to_user
 
 from ..choices import FabricPlanSource
@@ -31,7 +32,6 @@ from .serializers import (
     FabricPlanPreviewSerializer,
     FabricPlanSerializer,
 )
-from .swaps import SwapViewSet
 
 NOT_A_MANAGER = "Only the project's managers may plan its fabric."
 PLANNING = Capability.MANAGE_PROJECT  # to read plans and to write them

@@ -10,8 +10,6 @@
 - cables: writes to cables themselves (`cable_status_set`, with its cause).
 - cable_ends: a manager's as-built change of an end's port (`cable_end_repatch`).
 - scans: every scan on the floor (`scan_record`): lookup, rack a device, seat an optic, confirm a cable end.
-- swaps: an optic or a cable replaced on the floor (`optic_swap`, `cable_swap`), sent back through
-  verification, and its RMA moving on (`swap_rma_update`).
 - evidence: states that follow the evidence (`cables_link_observe`, `ports_move`);
   fabric_states: a whole comparison's (`cables_fabric_record`).
 
@@ -33,7 +31,6 @@ from .fabric_states import cables_fabric_record
 from .label_exports import RENDER_LABELS_TASK, label_sheet_export_run, label_sheet_export_start
 from .plan_rules import plan_of
 from .scans import KEY_PATTERN, MAX_POSITION_U, ScanOutcome, scan_record
-from .swaps import cable_swap, optic_swap, swap_rma_update
 from .writer import PlanApplyResult, plan_apply
 
 __all__ = [
@@ -48,7 +45,6 @@ __all__ = [
     "ScanOutcome",
     "cable_end_repatch",
     "cable_status_set",
-    "cable_swap",
     "cables_fabric_record",
     "cables_link_observe",
     "fabric_plan_apply_now",
@@ -57,11 +53,9 @@ __all__ = [
     "fabric_plan_run",
     "label_sheet_export_run",
     "label_sheet_export_start",
-    "optic_swap",
     "plan_apply",
     "plan_diff",
     "plan_of",
     "ports_move",
     "scan_record",
-    "swap_rma_update",
 ]

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime, timedelta
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -49,7 +49,7 @@ from delivery.choices import (
     PunchStatus,
 )
 from delivery.models import PunchItem, PunchSync
-from projects.access import Capability, can
+from projects.access import Capability, can, require
 from projects.models import Project
 from validation.choices import CheckKind, LinkState, ResultStatus, Verdict
 from validation.models import CheckResult, TopologyComparison
@@ -90,11 +90,6 @@ def _fingerprint(text: str) -> str:
     return f"{text[: FINGERPRINT_LENGTH - 17]}#{digest}"
 
 
-def _require(user, capability: Capability, project: Project, refusal: str) -> None:
-    if not can(user, capability, project):
-        raise PermissionDenied(refusal)
-
-
 def _save(item: PunchItem, *, user, why: str, fields: list[str] | None = None) -> PunchItem:
     item._history_user = user
     item._change_reason = _fit(why, 100)
@@ -131,9 +126,9 @@ def punch_item_open(*, project: Project, user, title: str, severity: str = Punch
                     object_label: str = "", assignee=None, due_date=None, customer_visible: bool = False) -> PunchItem:
     """A technician or manager opens an item by hand, on an object (kind, id, label) or on none. Only a
     manager makes it visible to the customer."""
-    _require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow opening punch items.")
+    require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow opening punch items.")
     if customer_visible:
-        _require(user, Capability.MANAGE_PROJECT, project, "Only a manager shows an item to the customer.")
+        require(user, Capability.MANAGE_PROJECT, project, "Only a manager shows an item to the customer.")
     fields = _clean_fields(title=title, severity=severity, description=description, due_date=due_date,
                            assignee=assignee, project=project)
     if object_kind and object_kind not in PunchObjectKind.values:
@@ -150,12 +145,12 @@ def punch_item_update(*, item: PunchItem, user, title: str, severity: str, descr
     """A technician or manager edits an item's title, severity, assignee and due date; only a manager
     changes whether the customer sees it."""
     project = item.project
-    _require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow editing punch items.")
+    require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow editing punch items.")
     item = PunchItem.objects.select_for_update().select_related("project").get(pk=item.pk)
     fields = _clean_fields(title=title, severity=severity, description=description, due_date=due_date,
                            assignee=assignee, project=project)
     if customer_visible is not None and customer_visible != item.customer_visible:
-        _require(user, Capability.MANAGE_PROJECT, project, "Only a manager shows an item to the customer or hides it.")
+        require(user, Capability.MANAGE_PROJECT, project, "Only a manager shows an item to the customer or hides it.")
         item.customer_visible = customer_visible
     for name, value in fields.items():
         setattr(item, name, value)
@@ -175,7 +170,7 @@ def punch_item_set_status(*, item: PunchItem, user, status: str, note: str = "")
         raise ValidationError({"status": f"One of: {', '.join(HAND_STATUSES)}."})
     refusal = ("Only a manager closes an item as won't fix." if status == PunchStatus.WONT_FIX
                else "Your role in this project does not allow changing punch items.")
-    _require(user, HAND_STATUSES[status], project, refusal)
+    require(user, HAND_STATUSES[status], project, refusal)
     note = str(note or "").strip()
     if len(note) > REASON_LENGTH:
         raise ValidationError({"note": f"At most {REASON_LENGTH} characters."})

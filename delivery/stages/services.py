@@ -14,7 +14,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.db.models import Count, Max, Q
 from django.urls import reverse
@@ -35,7 +35,7 @@ from delivery.notifications.services import notification_send
 from delivery.punch.services import punch_items_sync_from_evidence
 from delivery.stages.data import DEFAULT_STAGES, DEFAULT_TEMPLATE_DESCRIPTION, DEFAULT_TEMPLATE_NAME
 from delivery.stages.work import STAGE_RUNNERS, work_start
-from projects.access import Capability, can
+from projects.access import Capability, require
 from projects.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, gates
 from projects.models import Project
 
@@ -44,13 +44,8 @@ REASON_LENGTH = Stage._meta.get_field("status_reason").max_length
 WAIVER_REASON_LENGTH = 2000
 
 
-def _require(user, capability: Capability, project: Project, refusal: str) -> None:
-    if user is not None and not can(user, capability, project):
-        raise PermissionDenied(refusal)
-
-
 def _managers_only(user, project: Project) -> None:
-    _require(user, Capability.MANAGE_PROJECT, project, "Only the project's managers may do this to a stage.")
+    require(user, Capability.MANAGE_PROJECT, project, "Only the project's managers may do this to a stage.")
 
 
 def _fit(text: str, limit: int = REASON_LENGTH) -> str:
@@ -328,7 +323,7 @@ def waiver_record(*, stage: Stage, user, reason: str, items: list[str] | None = 
 def checklist_item_confirm(*, item: ChecklistItem, user) -> ChecklistItem:
     """A technician or manager confirms one checklist item (who and when); confirmed once."""
     project = item.stage.project
-    _require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow confirming items.")
+    require(user, Capability.RUN_CHECKS, project, "Your role in this project does not allow confirming items.")
     item = ChecklistItem.objects.select_for_update(of=("self",)).select_related("confirmed_by").get(pk=item.pk)
     if item.confirmed_at is not None:
         who = item.confirmed_by.get_username() if item.confirmed_by else "someone"

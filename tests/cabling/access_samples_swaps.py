@@ -4,7 +4,7 @@ through the service, with a cable that can be replaced, so every swap page and e
 from __future__ import annotations
 
 from cabling.choices import CableType
-from cabling.services import optic_swap
+from cabling.swaps.services import optic_swap
 from inventory.choices import DeviceRole
 from inventory.services import device_create, optic_install
 from projects.choices import Role

@@ -18,11 +18,11 @@ from cabling.models import Cable, CableEnd
 from cabling.services import (
     cable_end_repatch,
     cable_status_set,
-    cable_swap,
     cables_fabric_record,
     cables_link_observe,
     scan_record,
 )
+from cabling.swaps.services import cable_swap
 
 from .conftest import ports_of
 

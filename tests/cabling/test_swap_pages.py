@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from cabling.choices import CableStatus, RmaState, SwapKind
 from cabling.models import Cable, Swap
-from cabling.services import cable_swap, optic_swap
+from cabling.swaps.services import cable_swap, optic_swap
 from inventory.choices import OpticStatus
 from inventory.models import Optic
 from inventory.services import optic_install

@@ -1,4 +1,4 @@
-"""Swaps and RMA (cabling.services.swaps): an optic replaced in its port, a cable replaced between its ports,
+"""Swaps and RMA (cabling.swaps.services): an optic replaced in its port, a cable replaced between its ports,
 each recorded with the serial out and in, the RMA case and its state, and the cable in that place sent back
 through verification, verified again only by a scan of every end. The fabric is tests/cabling/conftest.py's:
 
@@ -13,7 +13,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 
 from cabling.choices import CableStatus, FabricState, RmaState, ScanAction, ScanResult, SwapKind
 from cabling.models import Cable, CableEnd, Swap
-from cabling.services import cable_swap, optic_swap, scan_record, swap_rma_update
+from cabling.services import scan_record
+from cabling.swaps.services import cable_swap, optic_swap, swap_rma_update
 from inventory.choices import OpticStatus, PortStatus
 from inventory.models import Optic, Port
 from inventory.services import optic_install
@@ -273,7 +274,7 @@ def test_a_planned_cable_has_nothing_to_swap(fabric, technician):
 def test_two_swaps_at_the_same_moment_one_wins_the_other_is_refused(fabric, technician, manager, same):
     from django.db import connection
 
-    from cabling.services import swaps
+    from cabling.swaps import services as swaps
     from tests.test_scan_concurrency import at_once, hold_until_all_arrive
 
     if connection.vendor != "postgresql":

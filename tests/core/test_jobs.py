@@ -1,7 +1,10 @@
 """The job row's lifecycle, the one claim helper and progress a poller sees, on a real job model
 (an inventory import; every job model shares the abstract row)."""
 
+import ast
+import importlib
 import threading
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -98,27 +101,87 @@ def test_an_unknown_task_name_fails_loudly(project, django_capture_on_commit_cal
         enqueue_on_commit("inventory.tasks.no_such_task", 1)
 
 
+SENDERS = ("enqueue_on_commit", "job_queue")
+APP_PACKAGES = ("core", "projects", "inventory", "cabling", "validation", "delivery", "demo")
+
+
+def _module_strings(tree) -> dict[str, str]:
+    """The module-level names bound to a string constant (RENDER_TASK = "...")."""
+    return {target.id: node.value.value for node in tree.body if isinstance(node, ast.Assign)
+            and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+            for target in node.targets if isinstance(target, ast.Name)}
+
+
+def _imported_names(tree) -> dict[str, str]:
+    """Names imported from another module: name -> that module's dotted path."""
+    return {alias.asname or alias.name: node.module for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module for alias in node.names}
+
+
+def _task_argument(call: ast.Call):
+    """What a call of a sender passes as the task's name: its first argument or its `task` keyword."""
+    keyword = next((k.value for k in call.keywords if k.arg == "task"), None)
+    if keyword is not None:
+        return keyword
+    return call.args[0] if call.args and getattr(call.func, "id", getattr(call.func, "attr", "")) != "job_queue" \
+        else None
+
+
+def sent_task_names() -> tuple[set[str], list[str]]:
+    """Every task name a module of the apps sends by name, each argument resolved to its string (a literal, a
+    constant of the module, or one it imports); and the call sites whose argument could not be resolved."""
+    root = Path(__file__).resolve().parents[2]
+    names, unresolved = set(), []
+    for package in APP_PACKAGES:
+        for path in (root / package).rglob("*.py"):
+            if "migrations" in path.parts:
+                continue
+            tree = ast.parse(path.read_text())
+            constants, imported = _module_strings(tree), _imported_names(tree)
+            for node in ast.walk(tree):
+                if not (isinstance(node, ast.Call)
+                        and getattr(node.func, "id", getattr(node.func, "attr", "")) in SENDERS):
+                    continue
+                argument = _task_argument(node)
+                if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                    names.add(argument.value)
+                elif isinstance(argument, ast.Name) and argument.id in constants:
+                    names.add(constants[argument.id])
+                elif isinstance(argument, ast.Name) and argument.id in imported:
+                    names.add(getattr(importlib.import_module(imported[argument.id]), argument.id))
+                elif not (path.name == "jobs.py" and package == "core"):  # job_queue hands its own argument on
+                    unresolved.append(f"{path.relative_to(root)}:{node.lineno}")
+    return names, unresolved
+
+
 def test_every_task_a_service_sends_by_name_is_registered():
     """Services send tasks by name (core.jobs): a name with a typo would only fail after commit."""
-    import ast
-    from pathlib import Path
-
     from bringup.celery import app
 
-    root = Path(__file__).resolve().parents[2]
-    names = set()
-    for path in root.glob("*/**/*.py"):
-        if ".venv" in path.parts or "tests" in path.parts:
-            continue
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", "")) in (
-                "enqueue_on_commit", "job_queue"
-            ):
-                args = [*node.args[:1], *(k.value for k in node.keywords if k.arg == "task")]
-                names.update(a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    names, unresolved = sent_task_names()
+    assert not unresolved, f"task names this test cannot read (use a module constant): {unresolved}"
+    # Every kind of long work sends its task by name: a walk that found none would prove nothing.
+    assert {"delivery.tasks.gates_recompute_task", "validation.tasks.check_run_dispatch",
+            "cabling.tasks.apply_fabric_plan", "inventory.tasks.apply_import_job"} <= names
     app.loader.import_default_modules()
     missing = {name for name in names if name not in app.tasks}
     assert not missing, f"tasks sent by name but not registered: {sorted(missing)}"
+
+
+def test_the_walk_reads_a_misspelt_task_name(monkeypatch, tmp_path):
+    """The check above would catch a typo: a name sent by a constant is found, and is not registered."""
+    from bringup.celery import app
+
+    planted = "delivery.tasks.gates_recompute_tsak"
+    assert planted not in app.tasks
+    names, _ = sent_task_names()
+    monkeypatch.setattr("tests.core.test_jobs._module_strings",
+                        lambda tree: {**_real_module_strings(tree), "RECOMPUTE_TASK": planted})
+    misspelt, _ = sent_task_names()
+    assert planted in misspelt and planted not in names
+
+
+_real_module_strings = _module_strings
 
 
 def test_status_payload_has_the_same_keys_for_every_job_model(project):

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from cabling.choices import CableStatus, RmaState
 from cabling.models import Cable
-from cabling.services import cable_swap, optic_swap
+from cabling.swaps.services import cable_swap, optic_swap
 from delivery.choices import PunchObjectKind, PunchSource, PunchStatus
 from delivery.models import PunchItem
 from delivery.punch.services import punch_item_open

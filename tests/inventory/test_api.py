@@ -1,6 +1,6 @@
 """The inventory API: writes through the services, 400s that name the field (never a 500), rack
 power, filters, token and session auth, and list query counts that do not grow with the rows.
-Who may see and write what is in tests/delivery/test_api_scoping.py."""
+Who may see and write what is in tests/projects/test_api_scoping.py."""
 
 import pytest
 from django.db import IntegrityError

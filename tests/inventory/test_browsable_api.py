@@ -5,8 +5,8 @@ import pytest
 from django.urls import reverse
 
 from projects.choices import Role
-from tests.delivery.test_api_scoping import one_of_everything
 from tests.factories import MembershipFactory, UserFactory
+from tests.projects.test_api_scoping import one_of_everything
 
 pytestmark = pytest.mark.django_db
 

@@ -17,16 +17,15 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.response import Response
 
+from cabling.choices import RmaState, SwapKind
+from cabling.models import Swap
+from cabling.selectors import cable_list
+from cabling.swaps.filters import SwapFilterSet
+from cabling.swaps.selectors import SWAP_RELATIONS, swap_list
+from cabling.swaps.services import cable_swap, optic_swap, swap_rma_update
 from core.api.fields import named_enum_field
 from inventory.selectors import optic_list
 from projects.access import Capability, can, project_to_write, projects_where, scope_to_user
-
-from ..choices import RmaState, SwapKind
-from ..models import Swap
-from ..selectors import cable_list
-from ..services import cable_swap, optic_swap, swap_rma_update
-from ..swap_filters import SwapFilterSet
-from ..swap_selectors import SWAP_RELATIONS, swap_list
 
 SWAPPING = Capability.EDIT_INVENTORY
 NOT_ALLOWED = "Only the project's technicians and managers see and record swaps."

@@ -13,8 +13,8 @@ Tests of a module using `demo_db` run in their own transactions (savepoints) as 
 change the demo; the next module gets it as built again.
 
 Use it from a module: `pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("demo_db")]`, or ask
-for `demo_db` (its value is what seed_demo printed while building). tests/delivery/conftest.py offers the
-fixtures to tests/delivery; a conftest higher up offers them further the same way.
+for `demo_db` (its value is what seed_demo printed while building). tests/demo/conftest.py offers the
+fixtures to tests/demo; a conftest higher up offers them further the same way.
 """
 
 from __future__ import annotations

@@ -13,18 +13,17 @@ from django.shortcuts import get_object_or_404, redirect
 from django.urls import reverse
 from django.views.generic import FormView
 
+from cabling.choices import CableStatus, SwapKind
+from cabling.models import Cable, CableEnd
+from cabling.selectors import cable_list
+from cabling.swaps.filters import SwapFilterSet
+from cabling.swaps.forms import SwapForm, SwapRmaForm
+from cabling.swaps.selectors import swap_detail, swap_list
+from cabling.swaps.services import cable_swap, optic_swap, swap_rma_update
 from core.forms import add_service_errors
 from core.views import FilteredListView
 from inventory.selectors import optic_list
 from projects.access import Capability, ProjectViewMixin
-
-from .choices import CableStatus, SwapKind
-from .forms import SwapForm, SwapRmaForm
-from .models import Cable, CableEnd
-from .selectors import cable_list
-from .services import cable_swap, optic_swap, swap_rma_update
-from .swap_filters import SwapFilterSet
-from .swap_selectors import swap_detail, swap_list
 
 SWAPPING = Capability.EDIT_INVENTORY
 

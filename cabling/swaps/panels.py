@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from django.urls import reverse
 
+from cabling.choices import PHYSICAL_CABLE_STATUSES
+from cabling.swaps.selectors import swaps_of_cable, swaps_of_optic
 from core.panels import Panel, register_panel
 from inventory.choices import OpticStatus
 from projects.access import Capability, can
-
-from .choices import PHYSICAL_CABLE_STATUSES
-from .swap_selectors import swaps_of_cable, swaps_of_optic
 
 
 def cable_swaps(request, cable, project) -> dict | None:

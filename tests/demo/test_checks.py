@@ -6,12 +6,11 @@ import pytest
 
 from core.choices import JobStatus
 from demo.checks import COMPACTED_NOTE, DEMO_KINDS, DEMO_SEED, demo_checks_ensure, demo_run
+from tests.validation.conftest import make_gpu_nodes
 from validation.choices import CheckKind, RunnerKind, Verdict
 from validation.models import CheckResult, CheckRun
 from validation.runners import plan_faults
 from validation.services import sim_cluster_for
-
-from .conftest import make_gpu_nodes
 
 pytestmark = pytest.mark.django_db
 

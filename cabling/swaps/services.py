@@ -24,13 +24,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from inventory.choices import OpticStatus, PortStatus
-from inventory.models import Optic, Port
-from inventory.services import optic_install, optic_remove, optic_save, person
-from projects.access import Capability, can
-from projects.evidence import evidence_changed_send
-
-from ..choices import (
+from cabling.choices import (
     CLOSED_RMA_STATES,
     PHYSICAL_CABLE_STATUSES,
     RMA_STATES_NEEDING_CASE,
@@ -38,8 +32,13 @@ from ..choices import (
     RmaState,
     SwapKind,
 )
-from ..models import Cable, CableEnd, Swap
-from .evidence import cause_text, ports_move
+from cabling.models import Cable, CableEnd, Swap
+from cabling.services.evidence import cause_text, ports_move
+from inventory.choices import OpticStatus, PortStatus
+from inventory.models import Optic, Port
+from inventory.services import optic_install, optic_remove, optic_save, person
+from projects.access import Capability, can
+from projects.evidence import evidence_changed_send
 
 SERIAL_LENGTH = Swap._meta.get_field("new_serial").max_length
 CASE_LENGTH = Swap._meta.get_field("rma_case").max_length

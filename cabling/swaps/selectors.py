@@ -7,10 +7,9 @@ from __future__ import annotations
 from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 
+from cabling.models import Cable, Swap
 from projects.access import Capability, projects_where, scope_to_user
 from projects.models import Project
-
-from .models import Cable, Swap
 
 HISTORY_ROWS = 20  # swaps shown on a cable's or an optic's page (the swaps page has them all)
 SWAP_RELATIONS = ("project", "optic", "new_optic", "port__device", "cable", "recorded_by")

@@ -57,7 +57,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 @pytest.fixture
 def demo_output(demo_db):
-    """What seed_demo printed when it built the demo (once per test run: tests/delivery/demo_db.py)."""
+    """What seed_demo printed when it built the demo (once per test run: tests/demo/demo_db.py)."""
     return demo_db
 
 
@@ -322,7 +322,7 @@ def test_the_demo_shows_finished_check_runs_that_flag_only_the_planted_faults(de
     from validation.services import sim_cluster_for
 
     # The system's runs (the manager's cabling start queued a comparison of its own, which the demo cancels:
-    # tests/delivery/test_demo_stages.py).
+    # tests/demo/test_demo_stages.py).
     runs = {run.kind: run for run in CheckRun.objects.filter(project=demo, requested_by=None)}
     assert set(runs) == {*DEMO_KINDS, CheckKind.TOPOLOGY}  # the topology run: tests/validation/test_topology_demo.py
     assert all(run.status == JobStatus.DONE for run in runs.values())
@@ -392,7 +392,7 @@ def test_a_demo_made_before_the_chinese_names_gets_them_once(demo):
 
 
 def _demo_media_root(tmp_path_factory) -> Path:
-    """Where the demo build stored its files (tests/delivery/demo_db.py's "demo-media" folder): each test has
+    """Where the demo build stored its files (tests/demo/demo_db.py's "demo-media" folder): each test has
     a fresh media root of its own (tests/conftest.py), which holds none of them."""
     found = sorted(tmp_path_factory.getbasetemp().glob("demo-media*"))
     assert found, "the demo's media folder was not found"

@@ -6,10 +6,9 @@ import django_filters
 from django import forms
 from django.db.models import Q
 
+from cabling.choices import CLOSED_RMA_STATES, RmaState, SwapKind
+from cabling.models import Swap
 from core.filters import FilterSet, IdFilter
-
-from .choices import CLOSED_RMA_STATES, RmaState, SwapKind
-from .models import Swap
 
 MAX_QUERY = 100  # a serial or case number longer than this is not one
 

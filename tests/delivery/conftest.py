@@ -1,2 +1,0 @@
-# The demo, built once per test run (tests/delivery/demo_db.py).
-from .demo_db import demo_db, demo_snapshot  # noqa: F401
