@@ -501,8 +501,46 @@ def _confirmations_clear(scan: _Scan, ends: list[CableEnd], *, at: datetime) -> 
         scan.writes.tracked_update(stale, ["confirmed_at", "confirmed_by"], user=scan.user, at=at)
 
 
+def ends_to_confirm(cable: Cable, ends: list[CableEnd]) -> list[CableEnd]:
+    """The ends a scan has still to confirm, in the order the floor walks them (the A end, then B, or B1,
+    B2, ... of a breakout): every end of a cable found faulty or set back to planned (its old confirmations
+    give way at its next scan), else the ends not confirmed yet."""
+    ordered = sorted(ends, key=lambda e: (e.side, e.position))
+    if cable.status in STALE_CONFIRMATIONS:
+        return ordered
+    return [e for e in ordered if e.confirmed_at is None]
+
+
+def end_expected(cable: Cable, ends: list[CableEnd], *, named_id: int | None = None) -> CableEnd | None:
+    """The end the floor asks for next: the end a scan was about (an end code looked up, an end refused at
+    the wrong port), while it is still to confirm; else the first end still to confirm; None when none is."""
+    left = ends_to_confirm(cable, ends)
+    return next((e for e in left if e.pk == named_id), left[0] if left else None)
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Who verified a cable and when, as the floor says it."""
+
+    how: str  # "fabric": its link seen ok by a topology comparison; "scan": every end confirmed by scan
+    at: datetime | None
+    by: Any = None  # the user who confirmed the last end (scan)
+    by_name: str | None = None  # their name as the floor shows it (inventory.services.person)
+
+
+def cable_verification(cable: Cable) -> Verification | None:
+    """Who verified the cable and when; None while it is not verified. The fabric's word when it is what
+    verified it (fabric_verified_at is cleared when a scan verifies it), else the scan of its last end."""
+    if cable.status != CableStatus.VERIFIED:
+        return None
+    if cable.fabric_verified_at is not None:
+        return Verification(how="fabric", at=cable.fabric_verified_at)
+    by = cable.verified_by if cable.verified_by_id else None
+    return Verification(how="scan", at=cable.verified_at, by=by, by_name=person(by) if by else None)
+
+
 def _next_step(cable: Cable, ends: list[CableEnd], code_of) -> str:
-    left = [e for e in ends if e.confirmed_at is None]
+    left = ends_to_confirm(cable, ends)
     if not left:
         return f" {cable.label} is verified."
     shown = [f"{code_of(e)} at {_at(e.port)}" for e in left]

@@ -9,7 +9,9 @@
    (floor/racks/<id>/data.json) so the scan page can find codes and draw port rows offline.
 
    window.FloorStore: the IndexedDB stores. window.FloorQueue: submit(payload), flush(), counts().
-   Every change fires a "floor:queue" event on window; the status bar of every floor page listens. */
+   Every change fires a "floor:queue" event on window; the status bar of every floor page listens. The answer
+   to each kept scan, when it is finally sent, fires a "floor:answer" event ({key, payload, status, body}):
+   the scan page follows it. */
 (function () {
   "use strict";
 
@@ -230,6 +232,13 @@
 
   var flushing = null;
 
+  /* A kept scan's answer, now that it arrived: the scan page shows what the server says next. */
+  function answered(key, payload, result) {
+    window.dispatchEvent(new CustomEvent("floor:answer", {
+      detail: { key: key, payload: payload, status: result.status, body: result.body || {} }
+    }));
+  }
+
   /* Send every waiting scan of the signed-in technician, oldest first, each marked source "offline".
      Stops at the first one that cannot get through (still offline, or the server is down) and tries
      again later; whatever the server answers otherwise, the scan leaves the queue: recorded (or
@@ -269,6 +278,7 @@
       }).then(function () {
         return FloorStore.remove("queue", item.key);
       }).then(function () {
+        answered(item.key, payload, result);
         emit();
         return sendEach(items, index + 1);
       });

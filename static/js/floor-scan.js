@@ -11,8 +11,10 @@
    - an optic: seating. Scan the port's code, or the device's (or pick it) and tap the port; an "optic"
      scan is sent with that port.
    - a cable, or one end of it: its ends on small rack elevations and the expected end's port row with
-     its port lit. Scan the port's code or tap the port: a "cable_end" scan. Then the other end. When
-     the last end is confirmed the server verifies the cable and the page says by whom and when.
+     its port lit. Scan the port's code or tap the port: a "cable_end" scan. Then the next end. Which end
+     is next, and where, is the server's word: every answer about the cable carries its next step
+     (`next`), and the page shows that and nothing older. When the last end is confirmed the server
+     verifies the cable and the page says by whom and when.
    Every answer the server refuses is shown in large type, in the server's words. Writes made while the
    network is down are kept on the tablet (floor-queue.js) and shown as "saved, will be sent". */
 (function () {
@@ -33,7 +35,7 @@
   var BURST_GAP_MS = 50;  // keys closer than this belong to one burst (a scanner types every few ms)
   var BURST_MIN_KEYS = 6;  // a shorter burst is a person's quick fingers, not a scanner
   var BURST_SETTLE_MS = 120;  // a burst that stops for this long without Enter is a whole code
-  var PORT_CODE = /^[^\s:/]+(?::|\s+)[^\s:/]+$/;
+  var PORT_CODE = /^[^\s:/]+(?::|\s+)[^\s:]+$/;  // device:port; a lane's port is ib0/0
   var END_TAG = /^[^\s]+?-U[0-9]{1,3}-[^\s]+$/;
   var END_CODE = /^([^/\s]+)\/([ABab])([1-9][0-9]{0,2})?$/;
 
@@ -203,9 +205,11 @@
     if (node) node.textContent = text;
   }
 
+  /* A time from the server in the tablet's local time ("3 Mar, 14:05"); "" when there is none. */
   function time(iso) {
     if (!iso) return "";
     var date = new Date(iso);
+    if (isNaN(date.getTime())) return "";
     return date.toLocaleString([], { hour: "2-digit", minute: "2-digit", day: "numeric", month: "short" });
   }
 
@@ -410,7 +414,7 @@
   function route(code, answer) {
     var kind = kindOf(answer);
     var inFlow = state.mode === "cable" || state.mode === "optic";
-    if (kind === "cable" && answer.cable) { startCable(code, answer.cable, answer.offline); return; }
+    if (kind === "cable" && answer.cable) { startCable(code, answer); return; }
     if (kind === "optic" && answer.optic) { startOptic(code, answer.optic); return; }
     if (kind === "port" && answer.port && inFlow) {
       return state.mode === "cable" ? confirmEnd({ port: answer.port.id, port_code: code })
@@ -644,23 +648,58 @@
 
   // --- cables --------------------------------------------------------------------------------------
 
-  function startCable(code, cable, offline) {
+  /* The page shows a cable as the server's last answer about it has it: the cable (its ends, who confirmed
+     each) and `next`, the next step (the end to confirm next and where, every end still to confirm, who
+     verified the cable and when). Nothing of an earlier answer is kept. Only what the server cannot know yet
+     is this tablet's: the confirmations saved on it while offline (state.queued: idempotency key -> end id),
+     each until its answer comes back from the queue. Offline, from a rack saved on the tablet, the next step
+     is worked out here by the server's rule (localNext) until the server answers. */
+
+  function startCable(code, answer) {
     var named = END_CODE.exec(code);
-    var expected = null;
-    if (named) {
-      expected = cable.ends.filter(function (e) { return e.code.toLowerCase() === code.toLowerCase(); })[0] || null;
-    }
-    state = { mode: "cable", code: code, cable: cable, expected: expected, named: !!named, pickDevice: null };
+    state = { mode: "cable", code: code, named: !!named, cable: null, next: null, queued: {}, pickDevice: null };
     flow.dataset.mode = "cable";
+    follow(answer, named ? code : null);
     renderCable();
-    if (offline) say("info", "Offline", "From the rack saved on this tablet; your confirmations will be sent when the network returns.");
+    if (answer.offline) say("info", "Offline", "From the rack saved on this tablet; your confirmations will be sent when the network returns.");
     else clearBanner();
   }
 
+  /* The cable and its next step as the answer has them (the server's answer, or offline the saved cable). */
+  function follow(answer, namedCode) {
+    state.cable = answer.cable;
+    state.next = answer.next || localNext(answer.cable, namedCode);
+  }
+
+  /* The server's rule (cabling.services.scans.ends_to_confirm, end_expected), for a cable saved on the tablet. */
+  function localNext(cable, namedCode) {
+    var stale = cable.status === "planned" || cable.status === "faulty";
+    var left = cable.ends.filter(function (e) { return stale || !e.confirmed_at; }).map(function (end) {
+      return Object.assign({}, end, { leg: end.code.split("/")[1] || end.side, port_code: end.device + ":" + end.port });
+    });
+    var named = (namedCode || "").toLowerCase();
+    var expected = left.filter(function (e) { return e.code.toLowerCase() === named; })[0] || left[0] || null;
+    var verified = null;
+    if (cable.status === "verified") {
+      verified = cable.verified_at ? { how: "scan", by: cable.verified_by, by_name: cable.verified_by, at: cable.verified_at }
+                                   : { how: "fabric", by: null, by_name: null, at: null };
+    }
+    return { cable: cable.label, expected: expected, left: left, verified: verified };
+  }
+
+  function queuedEnds() {
+    return Object.keys(state.queued || {}).map(function (key) { return state.queued[key]; });
+  }
+
+  /* The end the page asks for: the server's expected end, else the next it lists, skipping the ends this
+     tablet has confirmed and not sent yet. */
   function nextEnd() {
-    var cable = state.cable;
-    if (state.expected && !state.expected.confirmed_at && !state.expected.queued) return state.expected;
-    return cable.ends.filter(function (e) { return !e.confirmed_at && !e.queued; })[0] || null;
+    var next = state.next;
+    if (!next) return null;
+    var waiting = queuedEnds();
+    return (next.expected ? [next.expected] : []).concat(next.left || []).filter(function (end) {
+      return waiting.indexOf(end.id) < 0;
+    })[0] || null;
   }
 
   function endPlace(end) {
@@ -674,11 +713,21 @@
     return parts.join(" · ");
   }
 
+  /* "Verified by Tomas Ruiz at 3 Mar, 14:05": who and when, as the server says; no "at" without a time. */
+  function verifiedText(verified) {
+    var who = verified.how === "fabric" ? "the fabric" : (verified.by_name || verified.by || "someone");
+    var when = time(verified.at);
+    return "Verified by " + who + (when ? " at " + when : "");
+  }
+
   function renderCable() {
     var cable = state.cable;
+    var next = state.next || {};
     var target = nextEnd();
+    var waiting = queuedEnds();
+    var left = next.left || [];
+    var verified = next.verified || null;
     flow.textContent = "";
-    var verified = cable.status === "verified" && cable.verified_at;
     var facts = [cable.network, cable.plane !== null && cable.plane !== undefined ? "plane " + cable.plane : "",
                  statusLabel(cable.status || "planned")].filter(Boolean).join(" · ");
     var card = h("section", { className: "flow-card", "data-flow": "cable", "data-cable": cable.label }, [
@@ -686,20 +735,22 @@
       h("p", { className: "flow-facts", text: facts })
     ]);
     if (verified) {
-      card.appendChild(h("p", { className: "flow-verified", "data-verified": "true",
-        text: "Verified by " + (cable.verified_by || "the fabric") + " at " + time(cable.verified_at) }));
+      card.appendChild(h("p", { className: "flow-verified", "data-verified": verified.how,
+        text: verifiedText(verified) + (left.length ? ". Confirm its ends by scan too." : "") }));
     }
     var ends = h("ol", { className: "flow-ends" });
     cable.ends.forEach(function (end) {
       var isTarget = target && end.id === target.id;
-      var stateText = end.confirmed_at ? "Confirmed by " + (end.confirmed_by || "?") + " at " + time(end.confirmed_at)
-        : end.queued ? "Confirmed on this tablet, waiting to be sent"
+      var queued = waiting.indexOf(end.id) >= 0;
+      var confirmedAt = time(end.confirmed_at);
+      var stateText = end.confirmed_at ? "Confirmed by " + (end.confirmed_by || "someone") + (confirmedAt ? " at " + confirmedAt : "")
+        : queued ? "Confirmed on this tablet, waiting to be sent"
         : isTarget ? "Confirm this end: scan its port, or tap the port below" : "Not confirmed yet";
       var li = h("li", { className: "flow-end" + (isTarget ? " target" : "") + (end.confirmed_at ? " confirmed" : "") +
-                         (end.queued ? " queued" : ""), "data-end": end.code, "data-side": end.side }, [
+                         (queued ? " queued" : ""), "data-end": end.code, "data-side": end.side }, [
         h("div", { className: "end-picture", id: "elevation-" + end.id }),
         h("div", { className: "end-text" }, [
-          h("p", { className: "end-side", text: "End " + (end.side === "A" ? "A" : (cable.ends.length > 2 ? "B" + (end.position + 1) : "B")) }),
+          h("p", { className: "end-side", text: "End " + (end.code.split("/")[1] || end.side) }),
           h("p", { className: "end-place", text: endPlace(end) }),
           end.optic_part ? h("p", { className: "muted", text: "optic " + end.optic_part }) : null,
           h("p", { className: "end-state", text: stateText })
@@ -717,9 +768,21 @@
     flow.appendChild(card);
     cable.ends.forEach(function (end) { drawEndElevation(end); });
     if (target || state.pickDevice) drawCablePorts(portHolder, target);
-    if (verified) step("Verified. Scan the next cable.");
-    else if (target) step("Go to " + endPlace(target) + ". Scan that port's label, or tap the port.");
-    else step("Every end is confirmed on this tablet; the cable is verified once they reach the server.");
+    var stepNode = document.getElementById("flow-step");
+    if (stepNode) {
+      stepNode.dataset.end = target ? target.code : "";
+      stepNode.dataset.scan = target ? target.port_code : "";
+    }
+    if (target) {
+      step("Go to " + endPlace(target) + " with end " + target.code + ". Scan the port's label: " + target.port_code +
+           " (or tap the port).");
+    } else if (waiting.length && left.length) {
+      step("Every end is confirmed on this tablet; the cable is verified once they reach the server.");
+    } else if (verified && verified.how === "scan") {
+      step("Verified. Scan the next cable.");
+    } else {
+      step("Every end is confirmed; the cable is " + (cable.status || "planned") + ". Scan the next cable.");
+    }
   }
 
   function drawEndElevation(end) {
@@ -784,25 +847,30 @@
     holder.appendChild(buttons);
   }
 
+  /* The code sent with the port: when the flow began with an end's label (the technician holds labelled
+     ends), the end the page asks for, which the server checks is at this port; else the label scanned (an
+     old label without end codes) or, at a device picked by hand, the cable's label: the server tells the end
+     by the port. */
+  function codeFor(target) {
+    if (!state.named) return state.code;
+    if (state.pickDevice) return state.cable.label;
+    return target ? target.code : state.code;
+  }
+
   function confirmEnd(where) {
     if (state.mode !== "cable" || busy) return Promise.resolve();
     var cable = state.cable;
     var target = nextEnd();
-    var payload = { action: "cable_end" };
-    // The code names the end when the label read was an end code of this very end; otherwise the cable's
-    // label, and the end is told by the port (or, when the technician tapped a port in the picture of the
-    // expected end, by that end).
-    if (state.named && target && state.code.toLowerCase() === target.code.toLowerCase()) payload.code = state.code;
-    else if (state.named && !target) payload.code = state.code;
-    else payload.code = state.named ? cable.label : state.code;
+    var payload = { action: "cable_end", code: codeFor(target) };
     if (where.port) payload.port = where.port; else payload.port_code = where.port_code;
-    if (target && (where.tapped || state.named) && !state.pickDevice) payload.end = target.id;
+    // A port tapped in the picture of the end the page asks for: that end.
+    if (target && where.tapped && !state.pickDevice) payload.end = target.id;
     return write(payload, where.port_code).then(function (answer) {
       if (answer.queued) {
         // Offline the server cannot say whether the port is right; the plan on this tablet can warn.
         var local = findEndAt({ port: where.port || portIdFor(where.port_code) }, target);
         var detail = "This end (" + (where.port_code || "the port") + ") will be sent when the network returns.";
-        if (local) local.queued = true;
+        if (local) state.queued[answer.key] = local.id;
         else if (target && (where.port || portIdFor(where.port_code))) detail += " Careful: " + target.code + " belongs in " + target.device +
           " port " + target.port + ".";
         say("queued", cable.label + ": saved on this tablet", detail);
@@ -810,24 +878,42 @@
         renderCable();
         return;
       }
-      var body = answer.body || {};
-      if (body.cable) state.cable = body.cable;
-      if (answer.status < 300 && body.result === "accepted") {
-        patchRacks(body);
-        state.pickDevice = null;
-        var now = state.cable;
-        if (now.status === "verified") {
-          say("ok", now.label + " verified", "By " + (now.verified_by || config.user) + " at " + time(now.verified_at) + ".");
-        } else {
-          say("ok", "End confirmed", body.reason || "");
-        }
-        renderCable();
-      } else {
-        say(body.result === "conflict" ? "conflict" : "refused", refusedText(answer), "Nothing was verified.");
-        renderCable();
-      }
+      showAnswer(answer.status, answer.body || {}, false);
     });
   }
+
+  /* A cable-end scan's answer, sent now or (fromQueue) from this tablet's queue: the page shows the cable and
+     the next step as the server says, and the outcome in the banner. */
+  function showAnswer(status, body, fromQueue) {
+    if (body.cable && body.cable.id === state.cable.id) follow(body, null);
+    var accepted = status < 300 && body.result === "accepted";
+    if (accepted) patchRacks(body);
+    if (accepted && !fromQueue) state.pickDevice = null;  // a queued answer does not take the device picked now
+    renderCable();
+    var next = state.next || {};
+    var label = state.cable.label;
+    if (accepted && !nextEnd() && !(next.left || []).length && next.verified) {
+      say("ok", label + " verified", verifiedText(next.verified) + ".");
+    } else if (accepted) {
+      say("ok", fromQueue ? label + ": sent from this tablet" : "End confirmed", body.reason || "");
+    } else {
+      var reason = body.reason || Queue.detailOf(body) || "Refused (" + status + ").";
+      say(body.result === "conflict" ? "conflict" : "refused", reason,
+          fromQueue ? "Saved on this tablet earlier; nothing was verified (see Problems to fix)." : "Nothing was verified.");
+    }
+  }
+
+  /* The answers to the scans this tablet kept while offline, as its queue sends them: the one about the
+     cable on the page moves it on (the last one sent is the latest word). */
+  window.addEventListener("floor:answer", function (event) {
+    var detail = event.detail || {};
+    if (state.mode !== "cable" || !state.cable) return;
+    var mine = Object.prototype.hasOwnProperty.call(state.queued, detail.key);
+    delete state.queued[detail.key];
+    var body = detail.body || {};
+    if (body.cable && body.cable.id === state.cable.id) showAnswer(detail.status, body, true);
+    else if (mine) renderCable();
+  });
 
   function portIdFor(code) {
     if (!code || !offlineIndex) return null;
@@ -846,8 +932,8 @@
       return !!((planned && planned.parent === where.port) || (port && port.parent === end.port_id));
     };
     var ends = state.cable.ends.filter(related);
-    if (target && ends.indexOf(target) >= 0) return target;
-    return ends[0] || null;
+    var theTarget = target ? ends.filter(function (end) { return end.id === target.id; })[0] : null;
+    return theTarget || ends[0] || null;
   }
 
   // --- problems and this tablet's recent scans ---------------------------------------------------------

@@ -6,11 +6,19 @@ declares them, and list query counts that do not grow with the rows."""
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 from rest_framework.test import APIClient
 
+from cabling.api.scans import (
+    CableVerificationSerializer,
+    ScanAnswerSerializer,
+    ScanNextEndSerializer,
+    ScanNextSerializer,
+)
 from cabling.api.serializers import (
     CableEndAnswerSerializer,
     CableSerializer,
@@ -18,9 +26,9 @@ from cabling.api.serializers import (
     PortBriefSerializer,
     ScanEventSerializer,
 )
-from cabling.choices import CableStatus, ScanAction
+from cabling.choices import CableStatus, FabricState, ScanAction
 from cabling.models import Cable, CableEnd, ScanEvent
-from cabling.services import scan_record
+from cabling.services import cable_status_set, cables_fabric_record, scan_record
 from tests.support import count_queries
 
 pytestmark = pytest.mark.django_db
@@ -73,13 +81,96 @@ def test_a_scan_answers_201_with_the_event_and_a_replay_200_with_the_same_answer
 def test_the_answer_has_the_keys_the_schema_declares(fabric, technician, api_for):
     api = api_for(technician)
     scan_record(user=technician, project=fabric.project, action="rack", code="gpu-001")
+    post(api, confirm("C00001/A", "gpu-001:ib0/0"))
     body = post(api, confirm("C00001/B", "leaf-01:p1")).json()
-    assert set(body) == set(ScanEventSerializer().fields)
+    assert set(body) == set(ScanAnswerSerializer().fields) == {*ScanEventSerializer().fields, "next"}
+    assert set(body["next"]) == set(ScanNextSerializer().fields)
+    assert set(body["next"]["verified"]) == set(CableVerificationSerializer().fields)
+    halfway = post(api, confirm("C00002/A", "gpu-001:ib0/1")).json()["next"]
+    assert set(halfway["expected"]) == set(halfway["left"][0]) == set(ScanNextEndSerializer().fields)
     assert set(body["cable"]) == set(CableSerializer().fields)
     assert set(body["cable"]["ends"][0]) == set(CableEndAnswerSerializer().fields)
     assert set(body["port"]) == set(PortBriefSerializer().fields)
     racked = api.get(reverse("scan-detail", args=[ScanEvent.objects.get(action="rack").pk])).json()
     assert set(racked["device"]) == set(DeviceBriefSerializer().fields) and racked["device"]["racked_by"] == "tech"
+    assert set(racked) == set(ScanEventSerializer().fields)  # a scan read back: what it was, not what is next
+
+
+# --- the next step: what the floor does next with the cable ----------------------------------------------------
+
+
+def codes(steps) -> list[str]:
+    return [step["code"] for step in steps]
+
+
+def test_every_answer_says_the_next_end_leg_by_leg_and_who_verified_it_and_when(fabric, technician, api_for):
+    technician.first_name, technician.last_name = "Tomas", "Ruiz"
+    technician.save()
+    api = api_for(technician)
+    lookup = post(api, {"project": "ACME-72", "action": "lookup", "code": "C00005/B2"}).json()["next"]
+    # The end in hand (its label scanned) is the one to confirm first; every end is still to confirm.
+    assert (lookup["cable"], lookup["expected"]["code"], codes(lookup["left"]), lookup["verified"]) == (
+        "C00005", "C00005/B2", ["C00005/A", "C00005/B1", "C00005/B2"], None)
+
+    accepted = post(api, confirm("C00005/A", "gpu-003:ib0")).json()
+    assert accepted["result"] == "accepted"
+    b1 = {"code": "C00005/B1", "leg": "B1", "side": "B", "position": 0, "rack": "N01", "top_u": 1,
+          "device": "leaf-01", "device_id": fabric.leaf1.pk, "port": "p3", "port_code": "leaf-01:p3", "lane": None,
+          "plane": 0}
+    expected = accepted["next"]["expected"]
+    assert {k: expected[k] for k in b1} == b1 and expected == accepted["next"]["left"][0]
+    assert codes(accepted["next"]["left"]) == ["C00005/B1", "C00005/B2"]
+    assert expected["id"] == CableEnd.objects.get(cable=fabric.breakout, side="B", position=0).pk
+
+    # Refused at the wrong port: the end it was about is still the one to confirm, where it belongs.
+    refused = post(api, confirm("C00005/B1", "leaf-02:p3")).json()
+    assert (refused["result"], refused["next"]["expected"]["port_code"]) == ("refused", "leaf-01:p3")
+    assert codes(refused["next"]["left"]) == ["C00005/B1", "C00005/B2"]
+
+    # An old label (the bare cable label) confirms the leg planned on the port: B2 here; B1 is next.
+    bare = post(api, confirm("C00005", "leaf-02:p3")).json()
+    assert (bare["result"], bare["next"]["expected"]["code"], codes(bare["next"]["left"])) == (
+        "accepted", "C00005/B1", ["C00005/B1"])
+
+    last = post(api, confirm("C00005/B1", "leaf-01:p3", idempotency_key="last-end-01")).json()
+    cable = Cable.objects.get(pk=fabric.breakout.pk)
+    assert cable.status == CableStatus.VERIFIED
+    assert last["next"] == {"cable": "C00005", "expected": None, "left": [], "verified": {
+        "how": "scan", "by": "tech", "by_name": "Tomas Ruiz", "at": last["cable"]["verified_at"]}}
+    assert datetime.fromisoformat(last["next"]["verified"]["at"]) == cable.verified_at
+    replay = post(api, confirm("C00005/B1", "leaf-01:p3", idempotency_key="last-end-01"))
+    assert replay.status_code == 200 and replay.json()["next"] == last["next"]
+
+
+def test_a_cable_the_fabric_verified_still_asks_for_its_ends_until_a_scan_verifies_it(fabric, technician, api_for):
+    seen = timezone.now() - timedelta(hours=2)
+    cables_fabric_record(project=fabric.project, observations={fabric.c6.pk: FabricState.OK}, checked_at=seen,
+                         cause="Topology comparison: link up.")
+    api = api_for(technician)
+    first = post(api, confirm("C00006/A", "leaf-01:p7")).json()["next"]
+    assert (first["expected"]["code"], codes(first["left"])) == ("C00006/B", ["C00006/B"])
+    assert first["verified"]["how"] == "fabric" and first["verified"]["by"] is None
+    assert datetime.fromisoformat(first["verified"]["at"]) == seen
+    done = post(api, confirm("C00006/B", "spine-01:p1")).json()["next"]
+    assert (done["expected"], done["left"], done["verified"]["how"], done["verified"]["by"]) == (
+        None, [], "scan", "tech")
+
+
+def test_a_faulty_cable_asks_for_every_end_again(fabric, technician, manager, api_for):
+    api = api_for(technician)
+    post(api, confirm("C00001/A", "gpu-001:ib0/0"))
+    post(api, confirm("C00001/B", "leaf-01:p1"))
+    cable_status_set(cables=[fabric.c1], status=CableStatus.FAULTY, user=manager, reason="no light")
+    again = post(api, {"project": "ACME-72", "action": "lookup", "code": "C00001"}).json()["next"]
+    assert (again["expected"]["code"], codes(again["left"]), again["verified"]) == (
+        "C00001/A", ["C00001/A", "C00001/B"], None)
+    fixed = post(api, confirm("C00001/B", "leaf-01:p1")).json()["next"]  # its old A confirmation gives way
+    assert (fixed["expected"]["code"], codes(fixed["left"])) == ("C00001/A", ["C00001/A"])
+
+
+def test_a_scan_about_no_cable_has_no_next_step(fabric, technician, api_for):
+    body = post(api_for(technician), {"project": "ACME-72", "action": "rack", "code": "gpu-001"}).json()
+    assert body["result"] == "accepted" and body["next"] is None
 
 
 def test_a_mismatch_is_recorded_as_refused_with_its_reason(fabric, technician, api_for):
