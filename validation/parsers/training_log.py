@@ -64,6 +64,8 @@ _BACKEND = re.compile(r"\b(?:backend|DISTRIBUTED_BACKEND)\W{1,6}(?P<backend>nccl
 _NCCL_WARN = re.compile(r"\bNCCL WARN\b")
 _IB_ASYNC = re.compile(r"\bGot async event\b", re.IGNORECASE)
 _WARNING = re.compile(r"\[WARNING\]|\bUserWarning\b|\bWARNING:")
+# A line is searched for warnings and errors only when it holds one of these (lower case).
+_MESSAGE_WORDS = ("warn", "error", "traceback", "timeout", "childfailed", "memory", "sigkill", "segmentation")
 _ERROR = re.compile(
     r"Traceback \(most recent call last\)|\bNCCL error\b|\bCUDA error\b|\bncclSystemError\b|\bncclInternalError\b"
     r"|\bWatchdog caught collective operation timeout\b|\bChildFailedError\b|^\s*RuntimeError:|\[ERROR\]"
@@ -130,26 +132,31 @@ def parse(text: str) -> list[TrainingLog]:
         raw = line.text
         if not raw.strip():
             continue
+        # Each pattern is tried only on lines holding its key word: a 200 MB log costs a few scans, not a dozen.
+        lower = raw.lower()
         found = False
-        for pattern in _RANK_PATTERNS:
-            for match in pattern.finditer(raw):
-                _add_rank(ranks, match["rank"])
-                found = True
-        if " NCCL " in raw or "NCCL INFO" in raw or "nranks" in raw.lower():
+        if "rank" in lower:
+            for pattern in _RANK_PATTERNS:
+                for match in pattern.finditer(raw):
+                    _add_rank(ranks, match["rank"])
+                    found = True
+        if " NCCL " in raw or "NCCL INFO" in raw or "nranks" in lower:
             found |= _nccl_line(raw, ranks, world_sizes, init_ranks, hosts)
             if _INIT_COMPLETE.search(raw):
                 init_lines += 1
             if nccl_version is None and (match := _NCCL_VERSION.search(raw)):
                 nccl_version = match["version"]
-        for pattern in _WORLD_SIZE:
-            if (match := pattern.search(raw)) and int(match["size"]) not in world_sizes and len(world_sizes) < 16:
-                world_sizes.append(int(match["size"]))
-                found = True
-        if backend is None and (match := _BACKEND.search(raw)):
+        if "world" in lower or " nodes" in lower:
+            for pattern in _WORLD_SIZE:
+                if (match := pattern.search(raw)) and int(match["size"]) not in world_sizes and len(world_sizes) < 16:
+                    world_sizes.append(int(match["size"]))
+                    found = True
+        if backend is None and "backend" in lower and (match := _BACKEND.search(raw)):
             backend = match["backend"].lower()
-        if "loss" in raw.lower():
+        if "loss" in lower:
             found |= _step(raw, line.no, steps)
-        found |= _messages(raw, line.no, warnings, errors, counts)
+        if any(word in lower for word in _MESSAGE_WORDS):
+            found |= _messages(raw, line.no, warnings, errors, counts)
         if found and first_line is None:
             first_line = line.no
     if first_line is None:
