@@ -222,3 +222,14 @@ def test_xml_that_is_not_well_formed_or_not_nvidia_smi_or_too_deep():
         nvidia_smi_q.parse("<nvidia_smi_log>" + "<a>" * 100 + "</a>" * 100 + "</nvidia_smi_log>")
     with pytest.raises(ParseError, match="no <gpu>"):
         nvidia_smi_q.parse("<nvidia_smi_log><driver_version>1</driver_version></nvidia_smi_log>")
+
+
+def test_trees_past_their_caps_are_refused_with_the_line(monkeypatch):
+    monkeypatch.setattr(nvidia_smi_q, "MAX_NODES", 10)
+    with pytest.raises(ParseError) as caught:
+        nvidia_smi_q.parse(read("nvidia-smi-q_03_full_h100-sxm_drv545_clean.txt"))
+    assert caught.value.line_no == 19 and "more than 10 nvidia-smi lines" in caught.value.message
+    monkeypatch.setattr(nvidia_smi_q, "MAX_XML_ELEMENTS", 10)
+    with pytest.raises(ParseError) as caught:
+        nvidia_smi_q.parse(read("nvidia-smi-q-x_01_a100-sxm4-80gb_v12_xml.xml"))
+    assert caught.value.line_no == 13 and "more than 10 XML elements" in caught.value.message

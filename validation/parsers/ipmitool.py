@@ -29,7 +29,7 @@ from .node_common import check_line_lengths, check_size
 
 TOOL = "ipmitool"
 
-MAX_TEXT_CHARS = 32 * 2**20
+MAX_TEXT_CHARS = 16 * 2**20
 MAX_ROWS = 200_000
 
 _SEL_DATE = re.compile(r"^[0-9]{2}/[0-9]{2}/[0-9]{4}$|^Pre-Init$")

@@ -35,10 +35,13 @@ from .node_common import check_line_lengths, check_size, pci_key
 
 TOOL = "nvidia_smi_q"
 
-MAX_TEXT_CHARS = 32 * 2**20
-MAX_XML_CHARS = 32 * 2**20
+# An 8-GPU `nvidia-smi -q` is about 80 KB, its XML about 200 KB: the caps leave room for a cluster's worth
+# pasted together and bound the memory the tree takes.
+MAX_TEXT_CHARS = 16 * 2**20
+MAX_XML_CHARS = 16 * 2**20
 MAX_XML_DEPTH = 32
-MAX_XML_ELEMENTS = 2_000_000
+MAX_XML_ELEMENTS = 300_000
+MAX_NODES = 300_000  # text: one per key or section line
 MAX_GPUS = 1024
 
 _BANNER = re.compile(r"^=+\s*NVSMI LOG\s*=+$")
@@ -169,7 +172,7 @@ def parse_text(text: str) -> list[GpuInfo]:
     check_line_lengths(lines)
     logs: list[_Log] = [_Log()]
     stack: list[tuple[int, _Node]] = []  # (indent, node); stack[0] is the GPU the lines belong to
-    total = 0
+    total = nodes = 0
     for line in lines:
         raw = line.text.expandtabs(4).rstrip()
         stripped = raw.strip()
@@ -206,6 +209,9 @@ def parse_text(text: str) -> list[GpuInfo]:
             stack = [(indent - 1, log.gpus[-1][0])]
         while len(stack) > 1 and stack[-1][0] >= indent:
             stack.pop()
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise ParseError(line.no, f"more than {MAX_NODES:,} nvidia-smi lines", "one node's nvidia-smi -q per file")
         node = _Node(key, line.no, value)
         stack[-1][1].children.append(node)
         stack.append((indent, node))

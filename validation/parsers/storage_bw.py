@@ -37,8 +37,8 @@ from .node_common import check_line_lengths, check_size, json_start, load_json, 
 FIO = "fio"
 IOR = "ior"
 
-MAX_TEXT_CHARS = 64 * 2**20
-MAX_JSON_CHARS = 64 * 2**20
+MAX_TEXT_CHARS = 32 * 2**20
+MAX_JSON_CHARS = 32 * 2**20
 MAX_JOBS = 10_000
 
 _MIB = 2**20

@@ -29,7 +29,7 @@ from .node_common import check_line_lengths, check_size
 
 TOOL = "training_log"
 
-MAX_TEXT_CHARS = 256 * 2**20
+MAX_TEXT_CHARS = 64 * 2**20
 MAX_LINE_CHARS = 1024 * 1024  # a config dump can be one long line; a 10 MB line is not a log
 MAX_ITEMS = 200
 MAX_STEPS = 1_000_000

@@ -30,7 +30,7 @@ from .node_common import check_line_lengths, check_size, pci_key
 
 TOOL = "xid"
 
-MAX_TEXT_CHARS = 256 * 2**20
+MAX_TEXT_CHARS = 64 * 2**20
 MAX_EVENTS = 200_000
 MAX_LINE_CHARS = 16 * 1024  # the kernel's printk lines are at most 1 KB; journald adds a prefix
 
