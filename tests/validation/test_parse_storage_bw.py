@@ -17,6 +17,7 @@ def read(name):
 def test_fio_json_randread_group_reporting():
     [job] = storage_bw.parse_fio(read("fio-json_01_randread_4k_qd16_8jobs_group-reporting_fio3.1.json"))
     assert (job.format, job.name, job.group_id, job.error, job.fio_version) == ("json", "random-read", 0, 0, "3.1")
+    assert job.jobs == 8  # numjobs=8 with group_reporting: one aggregated result
     assert job.write is None and job.trim is None  # fio prints them with zeros; they did nothing
     read_ = job.read
     assert read_.bw_mib_s == 185680 / 1024 and read_.iops == pytest.approx(46420.021999)

@@ -152,10 +152,13 @@ def _fio_json(text: str, first_line: int) -> list[FioJob | FioGroup]:
             raise ParseError(first_line, "a job is not an object", "{\"jobname\": ..., \"read\": {...}}")
         name = str(job.get("jobname", "?"))
         line_no = first_line - 1 + _line_of(text, f'"{name}"')
+        options = job.get("job options") if isinstance(job.get("job options"), dict) else {}
+        numjobs = str(options.get("numjobs", ""))
         results.append(
             FioJob(
                 format="json",
                 name=name,
+                jobs=int(numjobs) if numjobs.isdigit() and len(numjobs) < 7 else None,  # group_reporting: all of them
                 group_id=_json_int(job.get("groupid"), line_no, "groupid"),
                 error=_json_int(job.get("error"), line_no, "error"),
                 read=_json_direction(job.get("read"), line_no, "read"),
