@@ -91,6 +91,7 @@ def test_json_fragment_is_read_as_incomplete():
     assert [(r.entity, r.id, r.status) for r in test.results] == [("GPU", i, "Pass") for i in range(8)]
     assert [m.gpu for m in test.messages] == [0, 0, 0, 1, 1, 1, 2, 2]  # `info` only for GPUs 0-2
     assert test.messages[2].text == "GPU 0 calculated at approximately 859.08 gigaflops during this test"
+    assert (test.messages[2].line_no, test.messages[5].line_no, test.line_no) == (13, 25, 2)
 
 
 def test_json_fragment_cut_inside_an_object_is_refused_with_the_line():

@@ -25,13 +25,12 @@ The run level (`-r 3`, `--run long`) is known only when the capture shows the co
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from .base import Line, ParsedResult, ParseError, last_line_no, shown, split_lines
-from .node_common import check_line_lengths, check_size, json_start, line_of, load_json
+from .node_common import LineIndex, check_line_lengths, check_size, json_start, line_of, load_json
 
 TOOL = "dcgmi_diag"
 
@@ -408,7 +407,8 @@ def parse_json(text: str, *, first_line: int = 1, whole: str | None = None) -> D
         fragment = _fragment_tests(text, first_line)
         if fragment is None:
             raise error from None
-        tests = tuple(_json_test(test, None, text, first_line) for test in fragment)
+        lines = LineIndex(text, first_line)
+        tests = tuple(_json_test(test, None, lines) for test in fragment)
         return DcgmDiagResult(
             format="json",
             complete=False,
@@ -421,12 +421,13 @@ def parse_json(text: str, *, first_line: int = 1, whole: str | None = None) -> D
             overall=worst_status(test.worst for test in tests),
             line_no=first_line,
         )
+    lines = LineIndex(text, first_line)
     if not isinstance(document, dict):
         raise ParseError(first_line, "the JSON is not an object", "dcgmi diag -j output: {\"DCGM Diagnostic\": ...}")
     root_key = next((key for key in ("DCGM Diagnostic", "DCGM GPU Diagnostic") if key in document), None)
     if root_key is None:
         if "name" in document and "results" in document:  # one whole test object on its own
-            test = _json_test(document, None, text, first_line)
+            test = _json_test(document, None, lines)
             return DcgmDiagResult(
                 format="json", complete=False, run_level=run_level, tests=(test,), overall=test.worst,
                 incomplete_reason="one test object, not a whole dcgmi diag -j document", line_no=first_line,
@@ -434,7 +435,7 @@ def parse_json(text: str, *, first_line: int = 1, whole: str | None = None) -> D
         raise ParseError(
             first_line, "no \"DCGM Diagnostic\" object", "dcgmi diag -j output ({\"DCGM Diagnostic\": {...}})"
         )
-    root = _object(document[root_key], root_key, text, first_line)
+    root = _object(document[root_key], root_key, lines)
     metadata = document.get("metadata") if isinstance(document.get("metadata"), dict) else {}
     categories = root.get("test_categories") or []
     if not isinstance(categories, list):
@@ -444,10 +445,10 @@ def parse_json(text: str, *, first_line: int = 1, whole: str | None = None) -> D
     for category in categories:
         if category is None:
             continue
-        category = _object(category, "a test category", text, first_line)
+        category = _object(category, "a test category", lines)
         for test in category.get("tests") or []:
             if test is not None:
-                tests.append(_json_test(test, _str(category.get("category")), text, first_line))
+                tests.append(_json_test(test, _str(category.get("category")), lines))
                 if len(tests) > MAX_TESTS:
                     raise ParseError(first_line, f"more than {MAX_TESTS} tests", "one dcgmi diag run per file")
     errors = [str(root["runtime_error"])[:2000]] if root.get("runtime_error") else []
@@ -487,9 +488,9 @@ def _fragment_tests(text: str, first_line: int) -> list[dict] | None:
     return None
 
 
-def _object(value: Any, what: str, text: str, first_line: int) -> dict:
+def _object(value: Any, what: str, lines: LineIndex) -> dict:
     if not isinstance(value, dict):
-        raise ParseError(first_line, f"{what} is not a JSON object", "dcgmi diag -j output")
+        raise ParseError(lines.first_line, f"{what} is not a JSON object", "dcgmi diag -j output")
     return value
 
 
@@ -497,20 +498,19 @@ def _str(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _status(value: Any, text: str, first_line: int) -> str:
+def _status(value: Any, lines: LineIndex) -> str:
     word = " ".join(str(value).split()).lower() if isinstance(value, str) else None
     if word not in _STATUS_WORDS:
-        needle = json.dumps(value) if isinstance(value, str | int | float) else '"status"'
         raise ParseError(
-            first_line - 1 + line_of(text, needle),
+            lines.line(value if isinstance(value, str) else None, "status"),
             f"status {shown(str(value))}",
             "Pass, Fail, Warn, Skip or Not Run",
         )
     return _STATUS_WORDS[word]
 
 
-def _json_test(test: Any, category: str | None, text: str, first_line: int) -> DiagTest:
-    test = _object(test, "a test", text, first_line)
+def _json_test(test: Any, category: str | None, lines: LineIndex) -> DiagTest:
+    test = _object(test, "a test", lines)
     name = _str(test.get("name")) or "?"
     results: list[DiagEntityResult] = []
     messages: list[DiagMessage] = []
@@ -518,8 +518,8 @@ def _json_test(test: Any, category: str | None, text: str, first_line: int) -> D
     for result in test.get("results") or []:
         if result is None:
             continue
-        result = _object(result, f"a result of {name}", text, first_line)
-        status = _status(result.get("status"), text, first_line)
+        result = _object(result, f"a result of {name}", lines)
+        status = _status(result.get("status"), lines)
         ids = _entity_ids(result)
         entity = _str(result.get("entity_group")) or "GPU"
         if ids is None:
@@ -533,12 +533,12 @@ def _json_test(test: Any, category: str | None, text: str, first_line: int) -> D
                 if isinstance(message, str) and message.strip() and len(messages) < MAX_MESSAGES:
                     messages.append(
                         DiagMessage(level=level, text=" ".join(message.split())[:4000], gpu=gpu, test=name,
-                                    section=category, line_no=first_line - 1 + line_of(text, message[:60]))
+                                    section=category, line_no=lines.line(message))
                     )  # fmt: skip
     summary = test.get("test_summary")
     summary_status = None
     if isinstance(summary, dict) and summary.get("status") is not None:
-        summary_status = _status(summary.get("status"), text, first_line)
+        summary_status = _status(summary.get("status"), lines)
     status = summary_status or all_status
     return DiagTest(
         name=name,
@@ -548,7 +548,7 @@ def _json_test(test: Any, category: str | None, text: str, first_line: int) -> D
         results=tuple(results),
         messages=tuple(messages),
         worst=worst_status([status, *(result.status for result in results)]),
-        line_no=first_line - 1 + line_of(text, json.dumps(name)),
+        line_no=lines.line(name),
     )
 
 

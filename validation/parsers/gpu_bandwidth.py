@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import ParsedResult, ParseError, last_line_no, parse_float, parse_int, shown, split_lines
-from .node_common import check_line_lengths, check_size, json_start, load_json
+from .node_common import Cursor, check_line_lengths, check_size, json_start, load_json
 
 MAX_TEXT_CHARS = 16 * 2**20
 MAX_JSON_CHARS = 32 * 2**20
@@ -122,11 +122,12 @@ def _nvbandwidth_json(text: str, first_line: int) -> list[NvbandwidthTestcase]:
         "cuda_runtime_version": _text(root.get("CUDA Runtime Version")),
     }
     results = []
+    cursor = Cursor(text, first_line)
     for case in cases:
         if not isinstance(case, dict) or not isinstance(case.get("name"), str):
             raise ParseError(first_line, "a testcase without a name", "{\"name\": ..., \"status\": ...}")
         name = case["name"]
-        line_no = first_line - 1 + _line_of(text, f'"{name}"')
+        line_no = cursor.line_of(f'"{name}"')
         description = _text(case.get("bandwidth_description"))
         unit = _unit(description)
         matrix = None
@@ -321,11 +322,6 @@ def _text(value: Any) -> str | None:
         return None
     text = str(value).strip()
     return text or None
-
-
-def _line_of(text: str, needle: str) -> int:
-    index = text.find(needle)
-    return 1 if index < 0 else text.count("\n", 0, index) + 1
 
 
 # ---------------------------------------------------------------------------------------------------

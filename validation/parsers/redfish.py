@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import ParsedResult, ParseError
-from .node_common import load_json
+from .node_common import LineIndex, load_json
 
 TOOL = "redfish"
 
@@ -265,27 +265,6 @@ def read_resource(document: Mapping[str, Any], *, lines: LineIndex | None = None
     if reader is None:
         return []
     return reader(_Doc(document, lines))
-
-
-class LineIndex:
-    """The line where each JSON string first appears in a text, built in one pass: a component's line is
-    where its @odata.id or its name is (a lookup per component would rescan the text)."""
-
-    _STRING = re.compile(r'"([^"\\\n]{1,200})"')
-
-    def __init__(self, text: str):
-        self.first: dict[str, int] = {}
-        line, position = 1, 0
-        for match in self._STRING.finditer(text):
-            line += text.count("\n", position, match.start())
-            position = match.start()
-            self.first.setdefault(match[1], line)
-
-    def line(self, *needles: Any) -> int:
-        for needle in needles:
-            if isinstance(needle, str) and needle in self.first:
-                return self.first[needle]
-        return 1
 
 
 class _Doc:

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .base import ParsedResult, ParseError, last_line_no, parse_float, parse_int, shown, split_lines
-from .node_common import check_line_lengths, check_size, json_start, load_json, parse_suffixed
+from .node_common import Cursor, check_line_lengths, check_size, json_start, load_json, parse_suffixed
 
 FIO = "fio"
 IOR = "ior"
@@ -147,11 +147,12 @@ def _fio_json(text: str, first_line: int) -> list[FioJob | FioGroup]:
     version = document.get("fio version")
     version = version.removeprefix("fio-") if isinstance(version, str) else None
     results: list[FioJob | FioGroup] = []
+    cursor = Cursor(text, first_line)
     for job in jobs:
         if not isinstance(job, dict):
             raise ParseError(first_line, "a job is not an object", "{\"jobname\": ..., \"read\": {...}}")
         name = str(job.get("jobname", "?"))
-        line_no = first_line - 1 + _line_of(text, f'"{name}"')
+        line_no = cursor.line_of(f'"{name}"')
         options = job.get("job options") if isinstance(job.get("job options"), dict) else {}
         numjobs = str(options.get("numjobs", ""))
         results.append(
@@ -408,11 +409,6 @@ def _group(group_id: int, direction: str, rest: str, line_no: int) -> FioGroup:
         run_max_ms=parse_int(values["maxt"].removesuffix("msec"), line_no, "maxt") if "maxt" in values else None,
         line_no=line_no,
     )
-
-
-def _line_of(text: str, needle: str) -> int:
-    index = text.find(needle)
-    return 1 if index < 0 else text.count("\n", 0, index) + 1
 
 
 # ---------------------------------------------------------------------------------------------------
