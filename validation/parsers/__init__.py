@@ -14,22 +14,31 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import (
+    dcgmi_diag,
     ethtool,
     ethtool_stats,
+    gpu_bandwidth,
     ibdiagnet,
     iblinkinfo,
     ibnetdiscover,
     ibstat,
     ibstatus,
+    ipmitool,
     lldp,
     mlnx_qos,
     mlxlink,
     nccl,
+    nvidia_smi_q,
+    nvlink,
     nvsmi_topo,
     nvue_lldp,
     nvue_qos,
     perfquery,
     perftest,
+    redfish,
+    storage_bw,
+    training_log,
+    xid,
 )
 from .base import ParsedResult, ParseError
 from .detect import detect_tool
@@ -51,6 +60,19 @@ PARSERS: dict[str, Callable[[str], list[ParsedResult]]] = {
     "lldp": lldp.parse,
     "nvue_lldp": nvue_lldp.parse,
     "ibdiagnet": ibdiagnet.parse,
+    # Node tools (issue 22): GPUs, DCGM, kernel XIDs, NVLink, copy bandwidth, storage, training, BMC.
+    "nvidia_smi_q": nvidia_smi_q.parse,
+    "dcgmi_diag": dcgmi_diag.parse,
+    "xid": xid.parse,
+    "nvlink": nvlink.parse,
+    "nvbandwidth": gpu_bandwidth.parse_nvbandwidth,
+    "cuda_bandwidth_test": gpu_bandwidth.parse_bandwidth_test,
+    "p2p_bandwidth_latency": gpu_bandwidth.parse_p2p,
+    "fio": storage_bw.parse_fio,
+    "ior": storage_bw.parse_ior,
+    "training_log": training_log.parse,
+    "redfish": redfish.parse,
+    "ipmitool": ipmitool.parse,
 }
 TOOL_CHOICES = ("auto", *PARSERS)
 

@@ -102,6 +102,107 @@ _SIGNATURES: list[tuple[str, re.Pattern]] = [
             re.MULTILINE,
         ),
     ),
+    # Node tools (issue 22), after the fabric tools above: none of their outputs holds these lines.
+    ("redfish", re.compile(r"^[ \t]*\"@odata\.(?:type|id|context)\"[ \t]*:", re.MULTILINE)),
+    (
+        "dcgmi_diag",
+        re.compile(
+            r"^[ \t]*\|[ \t]*Diagnostic[ \t]*\|[ \t]*Result[ \t]*\|"
+            r"|^[ \t]*[|+]-{2,}[ \t]+(?:Metadata|Deployment|Integration|Hardware|Stress|Custom|Performance)"
+            r"[ \t]+-{2,}\+"
+            # a table pasted without its head: a 3.x result with its GPUs, or a 4.x per-GPU row
+            r"|^[ \t]*\|[^|\n]{1,40}\|[ \t]*(?:Pass|Fail|Warn|Skip)[ \t]+-[ \t]+(?:All|GPUs?:)"
+            r"|^[ \t]*\|[ \t]*\|[ \t]*GPU[0-9]{1,4}:[ \t]*(?:Pass|Fail|Warn|Skip)[ \t]*\|"
+            r"|^[ \t]*\"DCGM (?:GPU )?Diagnostic\"[ \t]*:|^[ \t]*\"test_summary\"[ \t]*:",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "nvidia_smi_q",
+        re.compile(
+            r"^[ \t]*=+[ \t]*NVSMI LOG[ \t]*=+[ \t]*$|^[ \t]*<nvidia_smi_log>|<!DOCTYPE nvidia_smi_log\b"
+            r"|^GPU [0-9A-Fa-f]{8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7][ \t]*$"
+            # a section pasted on its own
+            r"|^[ \t]*ECC Errors[ \t]*\n[ \t]*(?:Volatile|Aggregate)[ \t]*$"
+            r"|^[ \t]*Retired Pages[ \t]*\n[ \t]*Single Bit ECC[ \t]+:"
+            r"|^[ \t]*Remapped Rows[ \t]*\n[ \t]*Correctable Error[ \t]+:",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "nvlink",
+        re.compile(
+            r"^[ \t]*\|[ \t]*GPU ID:[ \t]*[0-9]{1,4}[ \t]*\|[ \t]*NVLINK Error Counts"
+            r"|^[ \t]*Link [0-9]{1,3}: (?:[0-9.]{1,12} GB/s|<inactive>|(?:Replay|Recovery|CRC)[A-Za-z ]{0,20}Errors?:)",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "p2p_bandwidth_latency",
+        re.compile(
+            r"^[ \t]*\[P2P \(Peer-to-Peer\) GPU Bandwidth Latency Test\]"
+            r"|^[ \t]*(?:Unidirectional|Bidirectional) P2P=(?:Enabled|Disabled) Bandwidth",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "cuda_bandwidth_test",
+        re.compile(
+            r"^[ \t]*\[CUDA Bandwidth Test\] - Starting"
+            r"|^[ \t]*(?:Host to Device|Device to Host|Device to Device) Bandwidth, [0-9]{1,3} Device\(s\)",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "nvbandwidth",
+        re.compile(
+            r"^[ \t]*nvbandwidth Version:|^[ \t]*Running [a-z0-9_]{1,120}_(?:ce|sm)\.[ \t]*$"
+            r"|^[ \t]*memcpy (?:CE|SM) (?:CPU|GPU)\(row\)|^[ \t]*\"nvbandwidth\"[ \t]*:",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "fio",
+        re.compile(
+            r"^[ \t]*\"fio version\"[ \t]*:|^[^\n:]{1,200}: \(groupid=[0-9]{1,6}, jobs=[0-9]{1,6}\): err="
+            r"|^[ \t]*Run status group [0-9]{1,6} \(all jobs\):",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "ior",
+        re.compile(
+            r"^[ \t]*access[ \t]+bw\(MiB/s\)|^[ \t]*Summary of all tests:|^IOR-[0-9]"
+            r"|^[ \t]*Max (?:Write|Read):[ \t]+[0-9.]{1,20} MiB/sec",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "xid",
+        re.compile(
+            r"^[^\n]{0,400}?\bS?Xid \((?:PCI:)?[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}(?:\.[0-7])?\):"
+            r" ?[0-9]",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "training_log",
+        re.compile(
+            r"\bn[Rr]anks [0-9]{1,7}\b[^\n]{0,200}- Init COMPLETE[ \t]*$|\bstore_based_barrier_key\b"
+            r"|^\[rank[0-9]{1,7}\]:|^[^\n]{0,200}?\bstep[=:][ \t]*[0-9]{1,9}\b[^\n]{0,200}?\bloss[=:]",
+            re.MULTILINE,
+        ),
+    ),
+    (
+        "ipmitool",
+        re.compile(
+            r"^[ \t]*[0-9a-fA-F]{1,8} \| (?:[0-9]{2}/[0-9]{2}/[0-9]{4}|Pre-Init) +\|"
+            r"|^[ \t]*Instantaneous power reading:|^[ \t]*SEL has no entries"
+            r"|^[^|\n]{1,40}\|[ \t]*[0-9a-fA-F]{1,4}h[ \t]*\|[ \t]*[a-z]{2,3}[ \t]*\|"
+            r"|^[^|\n]{1,40}\|[^|\n]{1,40}\|[ \t]*(?:ok|ns|nc|cr|nr|na)[ \t]*$",
+            re.MULTILINE,
+        ),
+    ),
 ]
 
 TOOLS = tuple(name for name, _ in _SIGNATURES)
