@@ -14,14 +14,14 @@ servers made here where the spec puts them and adds the switches, their ports an
 The optic stock follows the plan's bill of materials (one transceiver per cage: a twin-port OSFP serves
 two switch ports), taken in through inventory's bulk intake (inventory.services.optic_stock).
 
-Every write goes through the service that owns it (projects, users and memberships: projects.services;
-devices and optics: inventory.services; the fabric and cable statuses: cabling.services), so the demo
+Every write goes through the service that owns it (the hardware models: the shipped catalogue, loaded by
+inventory's catalogue service; projects, users and memberships: projects.services; devices and optics:
+inventory.services; the fabric and cable statuses: cabling.services), so the demo
 holds nothing the app itself could not have made. A cable is verified only by a scan of its ends: the
 demo's technician walks the floor once (FLOOR_SCANS), racking the last servers to arrive and verifying a
 few of gpu-001's cables through cabling.services.scan_record, like the floor page would, one scan refused
 on the way (an end scanned at the wrong port), so the verified cables have their scans behind them. Only
-what has no service is written here, validated with full_clean(): the hardware catalogue (staff-only, no
-service), sites and racks.
+what has no service is written here, validated with full_clean(): sites and racks.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
-from simple_history.utils import bulk_create_with_history
 
 from cabling.choices import CableStatus, FabricPlanSource, ScanAction, ScanSource, Side
 from cabling.codes import cable_end_code
@@ -55,14 +54,13 @@ from inventory.choices import (
     DeviceStatus,
     Face,
     FormFactor,
-    HardwareKind,
     Network,
     OpticStatus,
-    PortKind,
     RackStatus,
 )
-from inventory.models import Device, HardwareModel, NicTemplate, Optic, Port, PortTemplate, Rack, Site
+from inventory.models import Device, HardwareModel, Optic, Port, Rack, Site
 from inventory.services import device_update, devices_create_bulk, optic_save, optics_stock_bulk
+from inventory.services.catalogue import catalogue_load_shipped
 from projects.choices import ProjectStatus, Role
 from projects.models import Membership, Project
 from projects.services import membership_set, project_create, user_ensure
@@ -85,180 +83,29 @@ DEMO_REASON = "Demo data (seed_demo)"  # what the history of the rows the demo w
 
 # --- the hardware catalogue -------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class NicSpec:
-    slot: str
-    model: str
-    part_number: str = ""
-
-
-@dataclass(frozen=True)
-class PortSpec:
-    name: str
-    kind: str
-    speed_gbps: int
-    network: str
-    nic_slot: str | None = None
-    lanes: int = 1
-    lane_speed_gbps: int | None = None
-    planes_per_lane: bool = False
-
-
-@dataclass(frozen=True)
-class ModelSpec:
-    key: str
-    vendor: str
-    model: str
-    part_number: str
-    kind: str
-    height_u: int
-    max_power_w: int
-    is_full_depth: bool = True
-    nics: tuple[NicSpec, ...] = ()
-    ports: tuple[PortSpec, ...] = ()
-
-
-def _bmc_port(name: str = "bmc0") -> PortSpec:  # bmc0: the name a spec's port group `bmc` gives
-    return PortSpec(name, PortKind.BMC, 1, Network.OOB)
-
-
-def _b300_server() -> ModelSpec:
-    cx8 = tuple(NicSpec(f"nic{i}", "ConnectX-8 SuperNIC", "900-9X81Q-00CN-ST0") for i in range(8))
-    xdr = tuple(
-        PortSpec(f"ib{i}", PortKind.INFINIBAND, 800, Network.COMPUTE, nic_slot=f"nic{i}", lanes=4,
-                 lane_speed_gbps=200, planes_per_lane=True)
-        for i in range(8)
-    )
-    storage = tuple(
-        PortSpec(f"stor{i}", PortKind.ETHERNET, 400, Network.STORAGE, nic_slot="dpu0") for i in range(2)
-    )
-    inband = PortSpec("eth0", PortKind.ETHERNET, 100, Network.INBAND, nic_slot="ocp0")
-    return ModelSpec(
-        "gpu", "NVIDIA", "B300 8-GPU server", "DEMO-B300-8GPU", HardwareKind.GPU_SERVER, 10, 14_500,
-        nics=(*cx8, NicSpec("dpu0", "BlueField-3 B3240 DPU"), NicSpec("ocp0", "ConnectX-6 Dx 100GbE")),
-        ports=(*xdr, *storage, inband, _bmc_port()),
-    )
-
-
-def _q3400_switch() -> ModelSpec:
-    # The four planes run on four ASICs inside the box: lane k of every port is plane k, as on the NICs.
-    ports = tuple(
-        PortSpec(f"p{i}", PortKind.INFINIBAND, 800, Network.COMPUTE, lanes=4, lane_speed_gbps=200,
-                 planes_per_lane=True)
-        for i in range(1, 145)
-    )
-    return ModelSpec(
-        "xdr", "NVIDIA", "Quantum-X800 Q3400-RA", "DEMO-Q3400-RA", HardwareKind.IB_SWITCH, 4, 6_000,
-        ports=(*ports, _bmc_port("mgmt0")),
-    )
-
-
-def _sn5610_switch() -> ModelSpec:
-    ports = tuple(
-        PortSpec(f"swp{i}", PortKind.ETHERNET, 800, Network.STORAGE, lanes=2, lane_speed_gbps=400)
-        for i in range(1, 65)
-    )
-    return ModelSpec(
-        "storage_switch", "NVIDIA", "Spectrum-4 SN5610", "DEMO-SN5610", HardwareKind.ETH_SWITCH, 2, 2_000,
-        ports=(*ports, _bmc_port("mgmt0")),
-    )
-
-
-def _mgmt_switch() -> ModelSpec:
-    access = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 1, Network.OOB) for i in range(1, 49))
-    uplinks = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 100, Network.OOB) for i in range(49, 53))
-    return ModelSpec(
-        "mgmt_switch", "NVIDIA", "SN2201 (48 x 1G + 4 x 100G)", "DEMO-SN2201", HardwareKind.MGMT_SWITCH,
-        1, 150, ports=(*access, *uplinks, _bmc_port("mgmt0")),
-    )
-
-
-def _sn4600c_switch() -> ModelSpec:
-    ports = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 100, Network.INBAND) for i in range(1, 65))
-    return ModelSpec(
-        "inband_switch", "NVIDIA", "Spectrum-2 SN4600C", "DEMO-SN4600C", HardwareKind.ETH_SWITCH, 2, 600,
-        ports=(*ports, _bmc_port("mgmt0")),
-    )
-
-
-def _sn2700_switch() -> ModelSpec:
-    ports = tuple(PortSpec(f"swp{i}", PortKind.ETHERNET, 100, Network.OOB) for i in range(1, 33))
-    return ModelSpec(
-        "oob_spine", "NVIDIA", "Spectrum SN2700 (out-of-band spine)", "DEMO-SN2700", HardwareKind.MGMT_SWITCH,
-        1, 350, ports=(*ports, _bmc_port("mgmt0")),
-    )
-
-
-def _storage_server() -> ModelSpec:
-    ports = tuple(
-        PortSpec(f"stor{i}", PortKind.ETHERNET, 400, Network.STORAGE, nic_slot="nic0") for i in range(2)
-    )
-    return ModelSpec(
-        "storage", "Generic", "2U NVMe storage server (24 x 7.68 TB)", "DEMO-STOR-2U24",
-        HardwareKind.STORAGE_SERVER, 2, 1_800, nics=(NicSpec("nic0", "ConnectX-7 2 x 400GbE"),),
-        ports=(*ports, _bmc_port()),
-    )
-
-
-def _pdu() -> ModelSpec:
-    # A PDU hands power on; its own draw is negligible, so it adds nothing to the rack's sum.
-    return ModelSpec(
-        "pdu", "Generic", "3-phase 63 A metered PDU", "DEMO-PDU-3P63", HardwareKind.PDU, 1, 0,
-        is_full_depth=False, ports=(PortSpec("net", PortKind.BMC, 1, Network.OOB),),
-    )
-
-
-def _lab_server() -> ModelSpec:
-    cx7 = tuple(NicSpec(f"nic{i}", "ConnectX-7 400G NDR") for i in range(8))
-    ndr = tuple(
-        PortSpec(f"ib{i}", PortKind.INFINIBAND, 400, Network.COMPUTE, nic_slot=f"nic{i}") for i in range(8)
-    )
-    return ModelSpec(
-        "lab_gpu", "Generic", "8-GPU liquid-cooled server (4U)", "DEMO-GPU-4U-LC", HardwareKind.GPU_SERVER, 4,
-        8_000, nics=cx7, ports=(*ndr, _bmc_port()),
-    )
-
-
-def catalogue_specs() -> list[ModelSpec]:
-    return [_b300_server(), _q3400_switch(), _sn5610_switch(), _sn4600c_switch(), _mgmt_switch(), _sn2700_switch(),
-            _storage_server(), _pdu(), _lab_server()]
-
-
-def _hardware_model_ensure(spec: ModelSpec) -> HardwareModel:
-    """The catalogue entry with this part number; its templates are written only when it is new."""
-    existing = HardwareModel.objects.filter(part_number=spec.part_number).first()
-    if existing:
-        return existing
-    model = HardwareModel(
-        vendor=spec.vendor, model=spec.model, part_number=spec.part_number, kind=spec.kind,
-        height_u=spec.height_u, max_power_w=spec.max_power_w, is_full_depth=spec.is_full_depth,
-    )
-    model.full_clean()
-    model.save()
-    nics = {}
-    for nic_spec in spec.nics:
-        nic = NicTemplate(hardware_model=model, slot=nic_spec.slot, model=nic_spec.model,
-                          part_number=nic_spec.part_number)
-        nic.full_clean()
-        nic.save()
-        nics[nic.slot] = nic
-    templates = [
-        PortTemplate(
-            hardware_model=model, nic_template=nics.get(p.nic_slot), name=p.name, kind=p.kind,
-            speed_gbps=p.speed_gbps, network=p.network, breakout_lanes=p.lanes,
-            lane_speed_gbps=p.lane_speed_gbps, planes_per_lane=p.planes_per_lane,
-        )
-        for p in spec.ports
-    ]
-    for template in templates:
-        template.full_clean(validate_constraints=False)  # names are unique by construction of the spec
-    bulk_create_with_history(templates, PortTemplate)
-    return model
+# The demo's hardware, by the part numbers of the catalogue Bringup ships (inventory/catalogue/data): the demo
+# holds no hardware model of its own, so what it shows is what a new project gets from `load_catalogue`.
+DEMO_MODELS = {
+    "gpu": "B300-8GPU",  # HGX B300, eight ConnectX-8 in XDR with 4 x 200G plane lanes each
+    "xdr": "Q3400-RA",  # Quantum-X800, 144 x 800G XDR
+    "storage_switch": "SN5610",  # Spectrum-4, 64 x 800G split 2 x 400G
+    "inband_switch": "SN4600C",  # Spectrum-2, 64 x 100G
+    "mgmt_switch": "SN2201",  # 48 x 1G + 4 x 100G
+    "oob_spine": "SN2700",  # 32 x 100G
+    "storage": "STOR-2U24-NVME",
+    "pdu": "PDU-3P63A-M",
+    "lab_gpu": "H200-8GPU-LC4U",  # LAB-8's liquid-cooled 4U HGX H200
+}
 
 
 def catalogue_ensure() -> dict[str, HardwareModel]:
-    return {spec.key: _hardware_model_ensure(spec) for spec in catalogue_specs()}
+    """The demo's hardware models by key, from the shipped catalogue: loaded through the catalogue service
+    when one is missing (loading it again changes nothing, so a second seed_demo writes no row)."""
+    wanted = set(DEMO_MODELS.values())
+    if set(HardwareModel.objects.filter(part_number__in=wanted).values_list("part_number", flat=True)) != wanted:
+        catalogue_load_shipped()
+    models = {model.part_number: model for model in HardwareModel.objects.filter(part_number__in=wanted)}
+    return {key: models[part_number] for key, part_number in DEMO_MODELS.items()}
 
 
 # --- plans: pure data describing what goes where ---------------------------------------------
@@ -625,8 +472,7 @@ def _fabric_ensure(*, project: Project, result: DemoResult) -> None:
 
 
 SWITCH_SERIAL_PREFIX = {
-    "DEMO-Q3400-RA": "Q3400X", "DEMO-SN5610": "SN5610X", "DEMO-SN4600C": "SN4600X", "DEMO-SN2201": "SN2201X",
-    "DEMO-SN2700": "SN2700X",
+    "Q3400-RA": "Q3400X", "SN5610": "SN5610X", "SN4600C": "SN4600X", "SN2201": "SN2201X", "SN2700": "SN2700X",
 }
 
 

@@ -183,6 +183,25 @@ def roce_settings(project: Project) -> criteria.RoceSettings:
         raise ValidationError({"roce": f"The acceptance profile's RoCE settings are wrong: {exc}"}) from exc
 
 
+def networks_served(inventory: Inventory, planned: list[PlannedLink]) -> dict[int, str]:
+    """The network each switch serves, by device id: a switch's ports have no network of their own when its
+    catalogue entry serves any (the shipped switches), so it is the network of the host ports its cables reach,
+    passed on tier by tier (a spine serves what its leaves serve)."""
+    served: dict[int, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for link in planned:
+            ends = [inventory.ports[link.a], inventory.ports[link.b]]
+            network = next((port.network or served.get(port.device_id, "") for port in ends
+                            if port.network or port.device_id in served), "")
+            for port in ends:
+                if network and inventory.devices[port.device_id].is_switch and port.device_id not in served:
+                    served[port.device_id] = network
+                    changed = True
+    return served
+
+
 def sim_cluster_for(project: Project, *, with_fabric: bool = False, nodes: list[Node] | None = None) -> SimCluster:
     """The simulated cluster mirrors the inventory: same nodes, rails (compute and storage), cables and
     optics; `with_fabric` adds the cabled fabric as the switches and hosts would show it (topology checks).
@@ -215,9 +234,10 @@ def sim_fabric_for(project: Project) -> SimFabric:
     return sim_fabric_from(inventory, planned_links(project, inventory))
 
 
-def _sim_end(inventory: Inventory, port_id: int) -> SimEnd:
+def _sim_end(inventory: Inventory, port_id: int, served: dict[int, str] | None = None) -> SimEnd:
     """A port as the fabric shows it: the switch's port number or the HCA's ibdev and port, the OS's name,
-    and identities that stay the same for the same device and port names."""
+    and identities that stay the same for the same device and port names. `served`: the network each switch
+    serves, for a port without a network of its own."""
     port = inventory.ports[port_id]
     device = inventory.devices[port.device_id]
     ib_port, ibdev = 1, ""
@@ -231,16 +251,18 @@ def _sim_end(inventory: Inventory, port_id: int) -> SimEnd:
         guid = sim_guid(device.name, port.name)
     return SimEnd(
         device=device.name, port=port.name, switch=device.is_switch, os_name=inventory.os_name(port_id),
-        ib_port=ib_port, ibdev=ibdev, guid=guid, mac=sim_mac(device.name, port.name), network=port.network,
-        speed_gbps=port.speed_gbps,
+        ib_port=ib_port, ibdev=ibdev, guid=guid, mac=sim_mac(device.name, port.name),
+        network=port.network or (served or {}).get(device.id, ""), speed_gbps=port.speed_gbps,
     )
 
 
 def sim_fabric_from(inventory: Inventory, planned: list[PlannedLink]) -> SimFabric:
     """The plan's links as the fabric would show them, every InfiniBand port of the devices they join (so
     unlinked ones print Down/Polling), and the free ports of each Ethernet switch."""
+    served = networks_served(inventory, planned)
     links = tuple(
-        SimLink(key=p.key, a=_sim_end(inventory, p.a), b=_sim_end(inventory, p.b), infiniband=p.infiniband,
+        SimLink(key=p.key, a=_sim_end(inventory, p.a, served), b=_sim_end(inventory, p.b, served),
+                infiniband=p.infiniband,
                 width=p.width, generation=p.generation, speed_gbps=p.speed_gbps)
         for p in planned
     )
@@ -263,14 +285,15 @@ def sim_fabric_from(inventory: Inventory, planned: list[PlannedLink]) -> SimFabr
             continue
         free = []
         for port in device.ports:
-            if port.kind != "ethernet" or port.parent_id is not None or not port.network:
+            if port.kind != "ethernet" or port.parent_id is not None or not (port.network or device.id in served):
                 continue
             lanes = inventory.lanes_of(port.id)
             if port.id in inventory.cabled or any(lane.id in inventory.cabled for lane in lanes):
                 if lanes and port.id not in inventory.cabled:
-                    free += [_sim_end(inventory, lane.id) for lane in lanes if lane.id not in inventory.cabled]
+                    free += [_sim_end(inventory, lane.id, served) for lane in lanes if lane.id not in inventory.cabled]
                 continue
-            free += [_sim_end(inventory, lane.id) for lane in lanes] if lanes else [_sim_end(inventory, port.id)]
+            free += [_sim_end(inventory, lane.id, served) for lane in lanes] if lanes \
+                else [_sim_end(inventory, port.id, served)]
         if free:
             free_ports[device.name] = tuple(free)
     return SimFabric(links=links, ib_ports=ib_ports, free_ports=free_ports)
