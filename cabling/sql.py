@@ -1,4 +1,4 @@
-"""cabling's hand-written SQL, behind the fence (docs/DESIGN, "Hand-written SQL"; tests/test_sql_fence.py): every
+"""cabling's hand-written SQL, behind the fence (docs/architecture.md; tests/test_sql_fence.py): every
 statement cabling writes out instead of having the ORM compile it, each a named function its callers call
 (the scan's reads in cabling.services.cable_ends, cabling.search and cabling.api.scans; the topology's moves
 in cabling.services.fabric_states). tests/cabling/test_sql.py holds each to the ORM's answer on the same rows.

@@ -22,8 +22,8 @@ port moves) and `history_insert_from` for a caller's own CTEs (the identities a 
 inventory.sql). `update_recorded_supported` says when that path is open; elsewhere the write goes first and
 `history_copy` follows it.
 
-This module and core.rows are core's bulk writers, inside the fence of hand-written SQL (docs/DESIGN, "Hand-written
-SQL"; tests/test_sql_fence.py). What they write sends no model signal: the models they write are listed in
+This module and core.rows are core's bulk writers, inside the fence of hand-written SQL (docs/architecture.md;
+tests/test_sql_fence.py). What they write sends no model signal: the models they write are listed in
 BULK_WRITTEN_MODELS, every writer refuses another, and tests/core/test_bulk_writers.py fails if any receiver but
 simple_history's own listens to one of them, or if simple_history's columns are not the ones written here.
 """

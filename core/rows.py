@@ -6,9 +6,9 @@ its few reads out once (`SELECT {columns.sql} FROM ...`) and builds the instance
 column of each model in the join, converted as the ORM's compiler would convert it (Model.from_db, the
 backend's and the field's converters), so what the code downstream receives is what the ORM would give.
 
-This module and core.bulk_history are core's bulk writers, inside the fence of hand-written SQL (docs/DESIGN,
-"Hand-written SQL"): the apps' `sql` modules write their reads out with Columns and fetch, and their callers
-call those. What is written here sends no model signal, so only models of core.bulk_history's
+This module and core.bulk_history are core's bulk writers, inside the fence of hand-written SQL
+(docs/architecture.md; tests/test_sql_fence.py): the apps' `sql` modules write their reads out with Columns and
+fetch, and their callers call those. What is written here sends no model signal, so only models of core.bulk_history's
 BULK_WRITTEN_MODELS are written (a receiver on one of them fails tests/core/test_bulk_writers.py).
 """
 

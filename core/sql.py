@@ -1,5 +1,5 @@
-"""core's hand-written SQL and its uses of the database connection, behind the fence (docs/DESIGN, "Hand-written
-SQL"; tests/test_sql_fence.py): each a small named function, called by the modules that need it. The bulk
+"""core's hand-written SQL and its uses of the database connection, behind the fence (docs/architecture.md;
+tests/test_sql_fence.py): each a small named function, called by the modules that need it. The bulk
 writers (core.rows, core.bulk_history) are the fence's other core modules.
 
 Here: what the ORM has no word for (a second connection in autocommit for a job's progress, a table's

@@ -1,4 +1,4 @@
-"""delivery's hand-written SQL and database branches, behind the fence (docs/DESIGN, "Hand-written SQL";
+"""delivery's hand-written SQL and database branches, behind the fence (docs/architecture.md;
 tests/test_sql_fence.py): each a named function its callers call (delivery.stages.services,
 delivery.reports.services). tests/delivery/test_sql.py holds each to the ORM's answer on the same rows, on
 SQLite and PostgreSQL alike.

@@ -1,4 +1,4 @@
-"""inventory's hand-written SQL, behind the fence (docs/DESIGN, "Hand-written SQL"; tests/test_sql_fence.py): the
+"""inventory's hand-written SQL, behind the fence (docs/architecture.md; tests/test_sql_fence.py): the
 statements inventory writes out instead of having the ORM compile them, each a named function its callers
 call (inventory.services.identities). tests/inventory/test_sql.py holds each to the ORM's answer on the same
 rows.

@@ -1,4 +1,4 @@
-"""projects' hand-written SQL, behind the fence (docs/DESIGN, "Hand-written SQL"; tests/test_sql_fence.py): the
+"""projects' hand-written SQL, behind the fence (docs/architecture.md; tests/test_sql_fence.py): the
 reads of every API write's authentication and project check, written out instead of compiled, each a named
 function its callers call (projects.access, projects.api.node_tokens). tests/projects/test_sql.py holds each
 to the ORM's answer on the same rows.

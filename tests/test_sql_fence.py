@@ -1,17 +1,24 @@
-"""Hand-written SQL lives behind one fence (docs/DESIGN "Hand-written SQL"): a `sql` module per app
-(`<app>/sql.py`) and core's bulk writers, nowhere else. Every other module reaches the database through
-the ORM or through a named function of those modules.
+"""Hand-written SQL lives behind one fence (docs/architecture.md, "Hand-written SQL behind one fence"): a `sql`
+module per app (`<app>/sql.py`) and core's bulk writers (core.rows, core.bulk_history), nowhere else. Every
+other module reaches the database through the ORM or through a named function of those modules.
 
-The check reads every module of the app packages (not their migrations) and refuses, naming file:line:
-- `connection` / `connections` (or `transaction.get_connection`) taken from django.db, or `django.db.connection`;
-- a call of `.execute(`, `.executemany(` or `.cursor(` (a cursor's, a schema editor's);
+The check reads every module of the app packages (not their migrations; tests and benches are not in them) and
+refuses, naming file:line:
+- `connection` / `connections` from django.db (imported, or as `django.db.connection`), and
+  `transaction.get_connection`;
+- a `.cursor(` call, and a database's `.execute(` / `.executemany(`: on a receiver named for a cursor, a
+  connection or a schema editor, or with text as its first argument (a check kind's `execute(result, inputs)`
+  is not one);
 - `.raw(` and `.extra(` calls, and `RawSQL`;
-- a string literal that begins (after whitespace) with a statement: SELECT, UPDATE, INSERT, DELETE, SET or
-  WITH in capitals, or in any case `select ... from`, `insert into`, `delete from`, `update x set`,
-  `with x as (`. Docstrings and other strings used as statements are prose, not queries: not read.
+- the bulk writers' helpers of hand-written SQL (core.rows' Columns, columns_of, fetch, joined;
+  core.bulk_history's history_insert_from, tracked_columns, update_recorded), which take SQL text or give it;
+- a string literal (an f-string's literal text included) that begins, after whitespace, with a statement:
+  SELECT, UPDATE, INSERT, DELETE, SET or WITH in capitals, or in any case `select ... from`, `insert into`,
+  `delete from`, `update x set`, `with x as (`. Docstrings and other strings standing as statements are
+  prose: not read.
 
 It runs in `make test`, so SQL written outside the fence fails the build; the second test shows it catching
-a `connection.cursor()` planted in a view."""
+a `connection.cursor()` planted in a copy of a view."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""validation's hand-written SQL and database branches, behind the fence (docs/DESIGN, "Hand-written SQL";
+"""validation's hand-written SQL and database branches, behind the fence (docs/architecture.md;
 tests/test_sql_fence.py): each a named function its callers call (validation.services.execution, validation.gates,
 validation.report_selectors). tests/validation/test_sql.py holds each to the ORM's answer on the same rows, on
 SQLite and PostgreSQL alike.
