@@ -11,19 +11,16 @@ queries, whatever the size of the project.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 
-from django.db import connection
 from django.db.models import Q
 from django.urls import reverse
 
-from core.rows import columns_of, fetch, joined
-from inventory.models import Device, Optic, Port
+from inventory.models import Device, Port
 from projects.access import is_node, project_role
 from projects.models import Project
 
 from .codes import ParsedCode, parse_code
-from .models import Cable, CableEnd
+from .sql import cable_ends_by_code, cables_by_label, devices_by_text, optics_by_serial, port_by_names, ports_by_name
 
 MAX_MATCHES = 20  # a code that matches more than this is not a code; the first ones are shown
 
@@ -61,7 +58,7 @@ def resolve_code(*, user, project: Project, code: str | ParsedCode, lock_cable: 
         return []
     matches: list[Match] = []
     if parsed.cable_end:
-        matches += _cable_ends(project, parsed, lock=lock_cable and connection.features.has_select_for_update)
+        matches += _cable_ends(project, parsed, lock=lock_cable)
     if parsed.port:
         matches += _ports_by_name(project, *parsed.port)
     if parsed.end_tag:
@@ -82,42 +79,13 @@ def _sees(user, project: Project) -> bool:
     return project_role(user, project) is not None
 
 
-# The lookups a scan makes, written out (core.rows says why). Text is matched as the ORM's
-# `iexact` does, UPPER(column) = UPPER(code), so the expression indexes serve them (tests/cabling/
-# test_codes_and_search.py holds each lookup to its index).
-
-
-def _upper(alias: str, column: str) -> str:
-    """`UPPER(alias."column")` as the ORM writes an iexact, so that the expression index on it is used."""
-    cast = "::text" if connection.vendor == "postgresql" else ""
-    return f'UPPER({alias}."{column}"{cast})'
-
-
-@cache
-def _cable_end_sql(lock: bool):
-    parts = (columns_of(CableEnd, "e"), columns_of(Cable, "c"), columns_of(Port, "p"), columns_of(Device, "d"))
-    sql = (
-        f'SELECT {", ".join(part.sql for part in parts)} FROM "cabling_cableend" e '
-        'JOIN "cabling_cable" c ON c."id" = e."cable_id" JOIN "inventory_port" p ON p."id" = e."port_id" '
-        'JOIN "inventory_device" d ON d."id" = p."device_id" '
-        f'WHERE c."project_id" = %s AND {_upper("c", "label")} = UPPER(%s) AND e."side" = %s '
-        f'ORDER BY e."position" LIMIT {MAX_MATCHES}'
-        # The cable row only: it is what every writer of a cable's ends locks first (cable_ends.locked_ends),
-        # and the locked row is read as it is now; the ends' own columns may be older, so they are read again.
-        + (' FOR UPDATE OF c' if lock else '')
-    )
-    return sql, parts
+# The lookups a scan makes are written out in cabling.sql (it says why); the rest go through the ORM.
 
 
 def _cable_ends(project, parsed: ParsedCode, *, lock: bool = False) -> list[Match]:
     wanted = parsed.cable_end
-    sql, parts = _cable_end_sql(lock)
-    ends = []
-    for row in fetch(sql, [project.pk, wanted.label, wanted.side]):
-        end, cable, port, device = joined(row, *parts)
-        port.device = device
-        end.cable, end.port = cable, port
-        ends.append(end)
+    ends = cable_ends_by_code(project_id=project.pk, label=wanted.label, side=wanted.side, limit=MAX_MATCHES,
+                              lock=lock)
     if wanted.side == "B" and wanted.position is not None:
         ends = [end for end in ends if end.position == wanted.position]
     elif wanted.side == "B" and len(ends) > 1:
@@ -125,49 +93,15 @@ def _cable_ends(project, parsed: ParsedCode, *, lock: bool = False) -> list[Matc
     return [Match("cable_end", end, "end code") for end in ends]
 
 
-@cache
-def _port_sql():
-    parts = (columns_of(Port, "p"), columns_of(Device, "d"))
-    sql = (
-        f'SELECT {", ".join(part.sql for part in parts)} FROM "inventory_port" p '
-        'JOIN "inventory_device" d ON d."id" = p."device_id" '
-        f'WHERE d."project_id" = %s AND {_upper("d", "name")} = UPPER(%s) AND {_upper("p", "name")} = UPPER(%s) '
-        f'ORDER BY p."device_id", p."id" LIMIT {MAX_MATCHES}'
-    )
-    return sql, parts
-
-
-def _ports_with_devices(sql: str, parts, params) -> list[Port]:
-    found = []
-    for row in fetch(sql, params):
-        port, device = joined(row, *parts)
-        port.device = device
-        found.append(port)
-    return found
-
-
 def port_by_label(*, project: Project, device: str, port: str) -> Port | None:
     """The port a label names exactly as we print it (`ib-leaf-03:p17`), with its device, or None: the
     unique (project, name) and (device, name) indexes find it in one step."""
-    sql, parts = _exact_port_sql()
-    found = _ports_with_devices(sql, parts, [project.pk, device, port])
-    return found[0] if found else None
-
-
-@cache
-def _exact_port_sql():
-    parts = (columns_of(Port, "p"), columns_of(Device, "d"))
-    sql = (
-        f'SELECT {", ".join(part.sql for part in parts)} FROM "inventory_port" p '
-        'JOIN "inventory_device" d ON d."id" = p."device_id" '
-        'WHERE d."project_id" = %s AND d."name" = %s AND p."name" = %s'
-    )
-    return sql, parts
+    return port_by_names(project_id=project.pk, device=device, port=port)
 
 
 def _ports_by_name(project, device: str, port: str) -> list[Match]:
-    sql, parts = _port_sql()
-    return [Match("port", p, "device and port") for p in _ports_with_devices(sql, parts, [project.pk, device, port])]
+    found = ports_by_name(project_id=project.pk, device=device, port=port, limit=MAX_MATCHES)
+    return [Match("port", p, "device and port") for p in found]
 
 
 def _ports_by_end_tag(project, rack: str, top_u: int, rest: str) -> list[Match]:
@@ -199,43 +133,17 @@ def _by_guid_mac(project, value: str) -> list[Match]:
     ]
 
 
-@cache
-def _text_sql() -> dict[str, tuple]:
-    """A cable by label; devices by serial, asset tag or name; optics (with their port) by serial."""
-    cable, device = columns_of(Cable, "c"), columns_of(Device, "d")
-    optic, port, port_device = columns_of(Optic, "o"), columns_of(Port, "p"), columns_of(Device, "pd")
-    return {
-        "cable": (f'SELECT {cable.sql} FROM "cabling_cable" c WHERE c."project_id" = %s AND '
-                  f'{_upper("c", "label")} = UPPER(%s) ORDER BY c."label" LIMIT {MAX_MATCHES}', (cable,)),
-        "device": (f'SELECT {device.sql} FROM "inventory_device" d WHERE d."project_id" = %s AND '
-                   f'({_upper("d", "serial")} = UPPER(%s) OR {_upper("d", "asset_tag")} = UPPER(%s) OR '
-                   f'{_upper("d", "name")} = UPPER(%s)) ORDER BY d."name" LIMIT {MAX_MATCHES}', (device,)),
-        "optic": (f'SELECT {optic.sql}, {port.sql}, {port_device.sql} FROM "inventory_optic" o '
-                  'LEFT JOIN "inventory_port" p ON p."id" = o."port_id" '
-                  'LEFT JOIN "inventory_device" pd ON pd."id" = p."device_id" '
-                  f'WHERE o."project_id" = %s AND {_upper("o", "serial")} = UPPER(%s) '
-                  f'ORDER BY o."part_number", o."serial" LIMIT {MAX_MATCHES}', (optic, port, port_device)),
-    }
-
-
 def _by_text(project, text: str) -> list[Match]:
-    queries = _text_sql()
-    sql, (cable,) = queries["cable"]
-    matches = [Match("cable", cable.build(row), "label") for row in fetch(sql, [project.pk, text])]
-    sql, (device,) = queries["device"]
-    for row in fetch(sql, [project.pk, text, text, text]):
-        found = device.build(row)
+    """A cable by label; devices by serial, asset tag or name; optics (with their port) by serial."""
+    matches = [Match("cable", cable, "label")
+               for cable in cables_by_label(project_id=project.pk, text=text, limit=MAX_MATCHES)]
+    for found in devices_by_text(project_id=project.pk, text=text, limit=MAX_MATCHES):
         how = "serial" if found.serial.lower() == text.lower() else (
             "asset tag" if found.asset_tag.lower() == text.lower() else "name"
         )
         matches.append(Match("device", found, how))
-    sql, parts = queries["optic"]
-    for row in fetch(sql, [project.pk, text]):
-        optic, port, port_device = joined(row, *parts)
-        if port is not None:
-            port.device = port_device
-        optic.port = port
-        matches.append(Match("optic", optic, "serial"))
+    matches += [Match("optic", optic, "serial")
+                for optic in optics_by_serial(project_id=project.pk, text=text, limit=MAX_MATCHES)]
     return matches
 
 

@@ -19,20 +19,62 @@ On PostgreSQL a write and its history rows can be one statement (a data-modifyin
 copies what the UPDATE returns, so the rows are found once and no id goes to the database and back):
 `update_recorded` (one set of values for every row a condition selects: a topology comparison's cable and
 port moves) and `history_insert_from` for a caller's own CTEs (the identities a comparison learns,
-inventory.services.identities). `update_recorded_supported` says when that path is open; elsewhere the
-write goes first and `history_copy` follows it.
+inventory.sql). `update_recorded_supported` says when that path is open; elsewhere the write goes first and
+`history_copy` follows it.
+
+This module and core.rows are core's bulk writers, inside the fence of hand-written SQL (docs/architecture.md;
+tests/test_sql_fence.py). What they write sends no model signal: the models they write are listed in
+BULK_WRITTEN_MODELS, every writer refuses another, and tests/core/test_bulk_writers.py fails if any receiver but
+simple_history's own listens to one of them, or if simple_history's columns are not the ones written here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
+from functools import cache
 
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 CHUNK = 2000  # ids per statement: well under SQLite's and PostgreSQL's limits on parameters
+
+# Every model whose rows are written around the ORM's save() and delete(): by the bulk writers here and in core.rows,
+# and by the apps' sql modules. Those writes send no model signal (pre_save, post_save, ...), so a receiver
+# connected to one of these models would silently miss them: none may be (simple_history's own excepted, whose
+# history rows the writers write themselves). tests/core/test_bulk_writers.py holds every one to that.
+BULK_WRITTEN_MODELS = (
+    "cabling.Cable", "cabling.CableEnd", "cabling.ScanEvent",
+    "delivery.GateRecompute",
+    "inventory.Device", "inventory.DeviceUnit", "inventory.Nic", "inventory.Optic", "inventory.Port",
+    "inventory.Rack", "inventory.Site",
+    "validation.CheckResult",
+)
+# The columns of a history row that are not copies of the row: what the writers give each history row.
+HISTORY_COLUMNS = ("history_date", "history_change_reason", "history_type", "history_user")
+
+
+@cache
+def bulk_written(model):
+    """`model`, if it is one of BULK_WRITTEN_MODELS; TypeError otherwise (a writer that writes around the ORM
+    is given a model nobody checked for signal receivers: list it, and tests/core/test_bulk_writers.py checks
+    it). Every writer asks, once per model."""
+    if model._meta.label not in BULK_WRITTEN_MODELS:
+        raise TypeError(f"{model._meta.label} is written around the ORM (no model signal is sent) but is not in "
+                        "core.bulk_history.BULK_WRITTEN_MODELS: add it there, where a test checks that nothing "
+                        "listens for its signals.")
+    return model
+
+
+def history_columns(model) -> tuple[list[str], list[str]]:
+    """(the columns a history row of `model` copies from its row, the history's own columns), as every writer
+    of history rows here and in core.rows names them: the historical model's tracked fields, then
+    HISTORY_COLUMNS (its primary key, history_id, is the database's to give)."""
+    historical = bulk_written(model).history.model
+    meta = historical._meta
+    return ([field.column for field in historical.tracked_fields],
+            [meta.get_field(name).column for name in HISTORY_COLUMNS])
 
 
 def history_copy(model, ids: Iterable[int], *, user=None, reason: str, at: datetime, kind: str = "~") -> None:
@@ -59,7 +101,7 @@ def tracked_columns(model, alias: str = "") -> str:
     """The columns `model`'s history copies, quoted and comma-separated (each prefixed with `alias.` when
     given: an UPDATE ... FROM another relation must say whose columns it returns)."""
     quote, prefix = connection.ops.quote_name, f"{alias}." if alias else ""
-    return ", ".join(prefix + quote(field.column) for field in model.history.model.tracked_fields)
+    return ", ".join(prefix + quote(column) for column in history_columns(model)[0])
 
 
 def history_insert_from(model, source: str, *, user, reason: str, at: datetime, kind: str = "~"
@@ -68,15 +110,14 @@ def history_insert_from(model, source: str, *, user, reason: str, at: datetime, 
     `model`'s tracked columns: its table with a condition, as history_copy gives, or on PostgreSQL a CTE's
     UPDATE ... RETURNING tracked_columns(model), so a change and its history rows are one statement), with
     `at`, `reason` and `user` (None: whoever the request or core.history's context names)."""
-    historical, quote = model.history.model, connection.ops.quote_name
+    historical, quote = bulk_written(model).history.model, connection.ops.quote_name
     meta = historical._meta
     if user is None:  # as bulk_history_create
         user = historical.get_default_history_user(None)
     limit = meta.get_field("history_change_reason").max_length
     reason = reason[:limit] if limit and reason else reason  # PostgreSQL refuses a longer one
     tracked = tracked_columns(model)
-    extra = ", ".join(quote(meta.get_field(name).column) for name in (
-        "history_date", "history_change_reason", "history_type", "history_user"))
+    extra = ", ".join(quote(column) for column in history_columns(model)[1])
     params = [meta.get_field("history_date").get_db_prep_value(at, connection), reason, kind, getattr(user, "pk", None)]
     return (f"INSERT INTO {quote(meta.db_table)} ({tracked}, {extra}) SELECT {tracked}, %s, %s, %s, %s "
             f"FROM {source}", params)
@@ -89,7 +130,7 @@ def update_recorded(model, values: Mapping[str, object], where: str, params: lis
     for each row it changed, copied from what the UPDATE returns: the rows history_copy would write, without
     finding the rows a second time by their ids. Returns how many rows changed. PostgreSQL only
     (update_recorded_supported)."""
-    meta, quote = model._meta, connection.ops.quote_name
+    meta, quote = bulk_written(model)._meta, connection.ops.quote_name
     assignments = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in values)
     prepared = [meta.get_field(name).get_db_prep_save(value, connection) for name, value in values.items()]
     recorded, history = history_insert_from(model, "changed", user=user, reason=reason, at=at)
@@ -137,7 +178,7 @@ def bulk_create_recorded(model, rows: list, *, batch_size: int, user=None, reaso
                          ) -> list:
     """Insert `rows` (unsaved instances of `model`) with bulk_create, then a "created" history row for each,
     copied by the database. Returns the saved rows, with their primary keys."""
-    created = model.objects.bulk_create(rows, batch_size=batch_size)
+    created = bulk_written(model).objects.bulk_create(rows, batch_size=batch_size)
     history_copy(model, [row.pk for row in created], user=user, reason=reason, at=at or timezone.now(), kind="+")
     return created
 
@@ -148,7 +189,7 @@ def bulk_update_recorded(model, rows: list, fields: list[str], *, batch_size: in
     database (so the history page diffs it against the row's previous record)."""
     if not rows:
         return
-    model.objects.bulk_update(rows, fields, batch_size=batch_size)
+    bulk_written(model).objects.bulk_update(rows, fields, batch_size=batch_size)
     history_copy(model, [row.pk for row in rows], user=user, reason=reason, at=at or timezone.now(), kind="~")
 
 
@@ -181,7 +222,7 @@ def insert_rows(model, rows: Sequence[dict], *, at: datetime | None = None) -> l
     if not rows:
         return []
     at = at or timezone.now()
-    meta = model._meta
+    meta = bulk_written(model)._meta
     fields = [field for field in meta.concrete_fields if not field.primary_key]
     defaults = {field.attname: _default(field, at) for field in fields}
     prepare = {field.attname: field for field in fields if field.get_internal_type() not in _PLAIN_TYPES}

@@ -4,18 +4,16 @@ progress bar polls."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 
 from django.apps import apps
 from django.core.exceptions import ValidationError
-from django.db import DEFAULT_DB_ALIAS, OperationalError, connections, transaction
+from django.db import transaction
 
 from .choices import JobStatus
 from .models import Job
-
-logger = logging.getLogger(__name__)
+from .sql import job_progress_writer
 
 
 def enqueue_on_commit(task_name: str, *args, countdown: float | None = None) -> None:
@@ -54,37 +52,10 @@ def progress_reporter(job: Job) -> Iterator[Callable[..., None]]:
 
     Inside an open transaction (a plan applied in one atomic block) an UPDATE on the default connection
     stays invisible until commit; on PostgreSQL the report then goes through a connection of its own in
-    autocommit. SQLite allows one writer at a time, so there it is only seen at the end (the embedded
-    default runs tasks inside the request anyway).
-
-    The side connection waits at most a second for a row lock: where the open transaction has locked
-    the job row itself, a report is skipped rather than waiting for a lock that only commit releases."""
-    main = connections[DEFAULT_DB_ALIAS]
-    if not (main.in_atomic_block and main.vendor == "postgresql"):
-        yield lambda done, total=None, step=None: job.advance(done, total=total, step=step)
-        return
-    side = type(main)(dict(main.settings_dict), DEFAULT_DB_ALIAS)
-    table = connections[DEFAULT_DB_ALIAS].ops.quote_name(job._meta.db_table)
-
-    def report(done: int, total: int | None = None, step: str | None = None) -> None:
-        sets, params = ["progress_done = %s"], [done]
-        if total is not None:
-            sets.append("progress_total = %s")
-            params.append(total)
-        if step is not None:
-            sets.append("progress_step = %s")
-            params.append(step[:80])
-        try:
-            with side.cursor() as cursor:
-                cursor.execute("SET lock_timeout = '1s'")
-                cursor.execute(f"UPDATE {table} SET {', '.join(sets)} WHERE id = %s", [*params, job.pk])
-        except OperationalError:  # the row is locked by the job's own transaction: progress shows at commit
-            logger.info("progress of %s %s skipped: its row is locked", job.job_type, job.pk)
-
-    try:
-        yield report
-    finally:
-        side.close()
+    autocommit (core.sql.job_progress_writer). SQLite allows one writer at a time, so there it is only seen
+    at the end (the embedded default runs tasks inside the request anyway)."""
+    with job_progress_writer(job=job) as aside:
+        yield aside or (lambda done, total=None, step=None: job.advance(done, total=total, step=step))
 
 
 def job_models() -> dict[str, type[Job]]:

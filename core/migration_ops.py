@@ -3,6 +3,8 @@
 from django.db import migrations
 from django.db.models import Case, F, Value, When
 
+from .sql import table_fillfactor_set
+
 
 def remap_statuses(app_label: str, model_name: str, forward: dict[str, str], backward: dict[str, str]):
     """A RunPython that renames status values in one UPDATE each way (for a model moving onto the
@@ -26,19 +28,14 @@ def table_fillfactor(app_label: str, model_name: str, fillfactor: int):
     (no rewrite). VACUUM cannot run inside a transaction: the migration must say `atomic = False`. Other
     databases have no such setting: nothing to do."""
 
-    def set_to(setting: str, *, rewrite: bool):
+    def set_to(value: int | None, *, rewrite: bool):
         def run(apps, schema_editor):
-            if schema_editor.connection.vendor != "postgresql":
-                return
-            table = schema_editor.quote_name(apps.get_model(app_label, model_name)._meta.db_table)
-            schema_editor.execute(f"ALTER TABLE {table} {setting}")
-            if rewrite:
-                schema_editor.execute(f"VACUUM FULL {table}")
+            table_fillfactor_set(schema_editor=schema_editor, model=apps.get_model(app_label, model_name),
+                                 fillfactor=value, rewrite=rewrite)
 
         return run
 
-    return migrations.RunPython(set_to(f"SET (fillfactor = {int(fillfactor)})", rewrite=True),
-                                set_to("RESET (fillfactor)", rewrite=False))
+    return migrations.RunPython(set_to(int(fillfactor), rewrite=True), set_to(None, rewrite=False))
 
 
 class TablesRenamed(migrations.operations.base.Operation):

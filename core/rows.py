@@ -5,6 +5,11 @@ an ORM query with its joins costs 0.5 to 2 ms of them, ten times what running it
 its few reads out once (`SELECT {columns.sql} FROM ...`) and builds the instances here: every concrete
 column of each model in the join, converted as the ORM's compiler would convert it (Model.from_db, the
 backend's and the field's converters), so what the code downstream receives is what the ORM would give.
+
+This module and core.bulk_history are core's bulk writers, inside the fence of hand-written SQL
+(docs/architecture.md; tests/test_sql_fence.py): the apps' `sql` modules write their reads out with Columns and
+fetch, and their callers call those. What is written here sends no model signal, so only models of core.bulk_history's
+BULK_WRITTEN_MODELS are written (a receiver on one of them fails tests/core/test_bulk_writers.py).
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from django.db import DatabaseError, connection
 from django.db.models import Model
 from django.db.models.base import ModelState
 from django.db.models.signals import post_init, pre_init
+
+from .bulk_history import bulk_written, history_columns
 
 
 class Columns:
@@ -96,9 +103,6 @@ def fetch(sql: str, params) -> list[tuple]:
 # --- writes: the same statements save() would make, without compiling them ---------------------------------
 
 
-HISTORY_COLUMNS = ("history_date", "history_change_reason", "history_type", "history_user_id")
-
-
 @dataclass(frozen=True)
 class _TrackedUpdate:
     update: str  # UPDATE of the fields
@@ -112,15 +116,16 @@ class _TrackedUpdate:
 
 @cache
 def _tracked_update_sql(model: type[Model], names: tuple[str, ...]) -> _TrackedUpdate:
-    table, pk = model._meta.db_table, model._meta.pk.column
+    table, pk = bulk_written(model)._meta.db_table, model._meta.pk.column
     historical = model.history.model  # a new manager at each access: read once
     updated = tuple(model._meta.get_field(name) for name in names)
     tracked = tuple(historical._meta.get_field(field.name) for field in historical.tracked_fields)
     assignments = ", ".join(f'"{field.column}" = %s' for field in updated)
     update = f'UPDATE "{table}" SET {assignments} WHERE "{pk}" = %s'
-    columns = ", ".join([f'"{field.column}"' for field in tracked] + [f'"{name}"' for name in HISTORY_COLUMNS])
+    copied_columns, own_columns = history_columns(model)
+    columns = ", ".join(f'"{column}"' for column in [*copied_columns, *own_columns])
     insert = f'INSERT INTO "{historical._meta.db_table}" ({columns}) '
-    history = f"{insert}VALUES ({', '.join(['%s'] * (len(tracked) + len(HISTORY_COLUMNS)))})"
+    history = f"{insert}VALUES ({', '.join(['%s'] * (len(copied_columns) + len(own_columns)))})"
     both = None
     if connection.vendor == "postgresql":
         copied = ", ".join(f'u."{field.column}"' for field in tracked)
@@ -163,7 +168,7 @@ def _one_row_updated(cursor, instance: Model) -> None:
 
 @cache
 def _insert_sql(model: type[Model]) -> tuple[str, tuple]:
-    fields = tuple(field for field in model._meta.concrete_fields if not field.primary_key)
+    fields = tuple(field for field in bulk_written(model)._meta.concrete_fields if not field.primary_key)
     columns = ", ".join(f'"{field.column}"' for field in fields)
     placeholders = ", ".join(["%s"] * len(fields))
     returning = f' RETURNING "{model._meta.pk.column}"' if connection.features.can_return_columns_from_insert else ""
@@ -190,7 +195,7 @@ def row_insert(instance: Model) -> Model:
 def _rows_update_sql(model: type[Model], names: tuple[str, ...], only_if: tuple[str, ...]) -> tuple[str, tuple]:
     """UPDATE of `names` on the rows among a list of primary keys whose `only_if` fields hold one of the given
     values, returning the tracked columns of each row updated (what its historical row copies)."""
-    table, pk = model._meta.db_table, model._meta.pk.column
+    table, pk = bulk_written(model)._meta.db_table, model._meta.pk.column
     historical = model.history.model
     tracked = tuple(historical._meta.get_field(field.name) for field in historical.tracked_fields)
     assignments = ", ".join(f'"{model._meta.get_field(name).column}" = %s' for name in names)

@@ -8,13 +8,12 @@ does not allow an action gets 403.
 from __future__ import annotations
 
 from enum import Enum
-from functools import cache
 
 from django.db.models import QuerySet
 
-from core.rows import columns_of, fetch
 from projects.choices import Role
 from projects.models import Membership, Project
+from projects.sql import member_project_with_role
 
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")  # reads; any other method writes
 DEFAULT_REFUSAL = "Your role in this project does not allow this."
@@ -135,27 +134,18 @@ def project_to_write(user, code, capability: Capability, refusal: str = DEFAULT_
     return project
 
 
-@cache
-def _member_project_sql():
-    project = columns_of(Project, "p")
-    sql = (f'SELECT {project.sql}, m."role" FROM "{Project._meta.db_table}" p JOIN "{Membership._meta.db_table}" m '
-           'ON m."project_id" = p."id" WHERE m."user_id" = %s AND p."code" = %s')
-    return sql, project
-
-
 def _member_project(user, code: str) -> Project | None:
     """The project of that code where the user is a member, the role cached as project_role caches it: one
-    written-out query (core.rows) instead of two compiled ones, since every create of the API names its
+    written-out query (projects.sql) instead of two compiled ones, since every create of the API names its
     project so (a scan among them, 200 a second)."""
-    sql, project_columns = _member_project_sql()
-    rows = fetch(sql, [user.pk, code])
-    if not rows:
+    found = member_project_with_role(user_id=user.pk, code=code)
+    if found is None:
         return None
-    project = project_columns.build(rows[0])
+    project, role = found
     roles = getattr(user, "_bringup_roles", None)
     if roles is None:
         roles = user._bringup_roles = {}
-    roles[project.pk] = rows[0][-1]
+    roles[project.pk] = role
     return project
 
 

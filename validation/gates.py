@@ -15,7 +15,6 @@ cable) and fetches at most MISSING_EXAMPLES rows.
 
 from __future__ import annotations
 
-from django.db import connection
 from django.db.models import Count, Exists, F, OuterRef, Q, Subquery, Value
 from django.db.models.functions import Coalesce
 from django.urls import reverse
@@ -30,6 +29,7 @@ from projects.gates import MISSING_EXAMPLES, GateOutcome, MissingItem, outcome_o
 
 from .choices import CheckKind, LinkState, ResultStatus, Verdict
 from .models import AcceptanceProfile, CheckResult, CheckRun, SoakWindow, TopologyComparison
+from .sql import first_per_key
 
 CABLING = "validation.cabling"
 OS_DRIVERS = "validation.os_drivers"
@@ -125,12 +125,7 @@ def latest_link_verdicts(project) -> dict[int, str]:
         .order_by("cable_id", F("finished_at").desc(nulls_last=True), "-id")
         .values_list("cable_id", "verdict")
     )
-    if connection.vendor == "postgresql":
-        return dict(results.distinct("cable_id").iterator(chunk_size=5000))
-    latest: dict[int, str] = {}
-    for cable_id, verdict in results.iterator(chunk_size=5000):
-        latest.setdefault(cable_id, verdict)  # rows come newest first within a cable
-    return latest
+    return first_per_key(rows=results, key="cable_id")  # DISTINCT ON where the database has it
 
 
 def link_checks_gate(project) -> GateOutcome:

@@ -6,7 +6,8 @@ for a cluster of 1,024 servers: a fixed number of queries whatever the number of
 streamed (`iterator(chunk_size=...)`) and never a list of every result in memory.
 
 "The latest result of each port across runs" is one query: PostgreSQL's DISTINCT ON, or elsewhere (SQLite,
-the embedded default) a ROW_NUMBER() window partitioned by port, both ordered newest first. Not a
+the embedded default) a ROW_NUMBER() window partitioned by port, both ordered newest first (the branch is
+validation.sql's first_per_key_ids). Not a
 correlated subquery per port: that is what makes validation.gates' link-checks gate take minutes on a
 large fabric.
 
@@ -21,10 +22,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 
-from django.db import connection
-from django.db.models import Case, Count, F, IntegerField, Max, QuerySet, Value, When, Window
+from django.db.models import Case, Count, F, IntegerField, Max, QuerySet, Value, When
 from django.db.models.fields.json import KT
-from django.db.models.functions import RowNumber
 
 from core.choices import JobStatus
 from inventory.models import Device
@@ -33,6 +32,7 @@ from projects.models import Project
 from .choices import CheckKind, LinkChange, LinkState, ResultStatus, Verdict
 from .models import AcceptanceProfile, CheckResult, CheckRun, SoakSample, SoakWindow, TopologyComparison
 from .soak.maths import COUNTER_FIELDS
+from .sql import first_per_key_ids
 from .topology.selectors import STATE_ORDER
 
 CHUNK = 2000  # rows per round trip while streaming
@@ -74,11 +74,7 @@ def latest_per_port(*, project: Project, kinds: Sequence[str], bound: int) -> Qu
     results = CheckResult.objects.filter(
         run__project=project, run__kind__in=list(kinds), status__in=FINISHED, port__isnull=False, pk__lte=bound
     )
-    if connection.vendor == "postgresql":
-        newest = results.order_by("port_id", *_NEWEST_FIRST).distinct("port_id").values("pk")
-    else:
-        rank = Window(RowNumber(), partition_by=[F("port_id")], order_by=list(_NEWEST_FIRST))
-        newest = results.annotate(newest=rank).filter(newest=1).values("pk")
+    newest = first_per_key_ids(rows=results, key="port_id", order=_NEWEST_FIRST)
     return CheckResult.objects.filter(pk__in=newest)
 
 

@@ -18,7 +18,9 @@ import time
 
 from celery import shared_task
 from django.conf import settings
-from django.db import OperationalError, connection
+from django.db import OperationalError
+
+from core.sql import atomic_block_open, connection_close_if_unusable
 
 from . import services, soak
 from .runners import TransientRunnerError
@@ -55,10 +57,10 @@ def with_db_retry(call, /, **kwargs):
         try:
             return call(**kwargs)
         except OperationalError:
-            if attempt == DB_ATTEMPTS or connection.in_atomic_block:
+            if attempt == DB_ATTEMPTS or atomic_block_open():
                 raise
             logger.warning("database busy in %s, attempt %s of %s", call.__name__, attempt, DB_ATTEMPTS)
-            connection.close_if_unusable_or_obsolete()
+            connection_close_if_unusable()
             time.sleep(0.05 * 2**attempt + random.uniform(0, 0.05))
     raise AssertionError("unreachable")
 

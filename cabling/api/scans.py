@@ -23,9 +23,10 @@ from inventory.models import Optic, Port
 from projects.access import Capability, project_to_write
 
 from ..models import Cable, ScanEvent
-from ..scan_selectors import cable_ends_with_places, device_with_place, scan_list, scan_list_rows
+from ..scan_selectors import scan_list, scan_list_rows
 from ..services import ScanOutcome, scan_record
 from ..services.scans import cable_verification, end_expected, ends_to_confirm
+from ..sql import cable_ends_with_places, device_with_place
 from .filters import ScanEventFilterSet
 from .serializers import ScanEventSerializer, ScanInputSerializer
 
@@ -142,7 +143,7 @@ def completed(event: ScanEvent) -> ScanEvent:
         return all(getattr(type(obj), name).is_cached(obj) for name in inner)
 
     if event.device_id and not holds("device", "hardware_model"):
-        event.device = device_with_place(event.device_id)  # a lookup's device: written out, as the scan's reads
+        event.device = device_with_place(device_id=event.device_id)  # written out, as the scan's reads
     if event.optic_id and not holds("optic", "port"):
         event.optic = Optic.objects.select_related("port__device", "installed_by").get(pk=event.optic_id)
     if event.port_id and not holds("port", "device"):
@@ -150,7 +151,7 @@ def completed(event: ScanEvent) -> ScanEvent:
     if event.cable_id and not (holds("cable") and hasattr(event.cable, "end_list")):
         if not holds("cable"):
             event.cable = Cable.objects.get(pk=event.cable_id)
-        event.cable.end_list = cable_ends_with_places(event.cable_id)
+        event.cable.end_list = cable_ends_with_places(cable_id=event.cable_id)
     return event
 
 

@@ -15,7 +15,7 @@ from projects.access import Capability, can
 from ..choices import CableStatus, Side
 from ..codes import cable_end_code
 from ..models import Cable, CableEnd
-from ..scan_selectors import cable_ends_with_places, cable_locked
+from ..sql import cable_ends_with_places, cable_locked
 from .evidence import cause_text, ports_move
 
 
@@ -24,11 +24,11 @@ def locked_ends(cable_id: int, *, locked: Cable | None = None) -> list[CableEnd]
     (a scan, a repatch) locks the cable first, so two of them queue one after the other. The ends are read
     once the lock is held, so the second sees what the first wrote (a join read in the locking query itself
     could be a stale row of another table). With what a scan's answer shows of each end (its rack, top U,
-    who confirmed it), in two hand-written reads (cabling.scan_selectors: at 200 scans a second, compiling
+    who confirmed it), in two hand-written reads (cabling.sql: at 200 scans a second, compiling
     the ORM's joins would cost more than the scan). `locked`: the cable row, read locked already in this
     transaction (a scan's resolver reads it so: one statement less)."""
-    cable = locked if locked is not None and locked.pk == cable_id else cable_locked(cable_id)
-    ends = cable_ends_with_places(cable_id)
+    cable = locked if locked is not None and locked.pk == cable_id else cable_locked(cable_id=cable_id)
+    ends = cable_ends_with_places(cable_id=cable_id)
     for end in ends:
         end.cable = cable  # one row shared by all its ends: a change made through one is seen through all
     return ends

@@ -17,10 +17,11 @@ overwritten, and the stamp of every cable seen cannot deadlock with a scan, a li
 lock in id order too); a port's move is an UPDATE whose condition is checked on each row as it is
 written. Each group of rows moving to the same values is one UPDATE, and their history rows are copied by the
 database itself (the same rows simple_history's bulk_history_create would make, without building one Python
-object per row). On PostgreSQL the UPDATE and its history rows are one statement (core.bulk_history's
-update_recorded, a data-modifying CTE: the history copies what the UPDATE returns, so the rows are found once,
-and no id goes to the database and back); elsewhere the UPDATE goes by chunks of ids and history_copy follows
-it. A comparison that changes nothing writes one UPDATE (the time seen) and no history.
+object per row). On PostgreSQL the UPDATE and its history rows are one statement (cabling.sql's
+cables_update_recorded and ports_move_recorded, on core.bulk_history's update_recorded, a data-modifying CTE: the
+history copies what the UPDATE returns, so the rows are found once, and no id goes to the database and back);
+elsewhere the UPDATE goes by chunks of ids and history_copy follows it. A comparison that changes nothing writes
+one UPDATE (the time seen) and no history.
 
 What a first comparison of a whole fabric costs at the database is mostly these writes (24,576 cables and
 57,344 ports, each with its history row): the cable and port tables keep free room in each page (fillfactor,
@@ -35,15 +36,16 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 
-from core.bulk_history import history_copy, update_recorded, update_recorded_supported
+from core.bulk_history import history_copy, update_recorded_supported
 from inventory.choices import PortStatus
 from inventory.models import Port
 from projects.evidence import evidence_changed_send
 
 from ..choices import CableStatus, FabricState
 from ..models import Cable, CableEnd
+from ..sql import cables_update_recorded, ports_move_recorded, ports_move_returning, update_returning_supported
 from .evidence import PORT_KEPT, cause_text
 
 CHUNK = 2000  # ids per statement: well under SQLite's and PostgreSQL's limits on parameters
@@ -129,8 +131,7 @@ def _write_cables(changes: list[tuple], *, cause: str, checked_at: datetime, use
         if status_changed:
             values["status_cause"] = cause
         if in_one_statement:
-            pk = connection.ops.quote_name(Cable._meta.pk.column)
-            update_recorded(Cable, values, f"{pk} = ANY(%s)", [ids], user=user, reason=cause, at=checked_at)
+            cables_update_recorded(ids=ids, values=values, user=user, reason=cause, at=checked_at)
             continue
         for chunk in _chunks(ids):
             Cable.objects.filter(pk__in=chunk).update(**values)
@@ -166,45 +167,16 @@ def _move_ports(moving: dict[str, list[int]], *, cause: str, user, at: datetime)
     return moved
 
 
-def update_returning_supported() -> bool:
-    """Whether the database takes UPDATE ... RETURNING: PostgreSQL does, SQLite from 3.35. Django has no
-    feature flag for it (can_return_columns_from_insert speaks of INSERT only: MariaDB returns from an INSERT
-    but not from an UPDATE), so the vendor and version decide."""
-    if connection.vendor == "postgresql":
-        return True
-    if connection.vendor == "sqlite":
-        return connection.Database.sqlite_version_info >= (3, 35)
-    return False
-
-
 def _update_ports_returning(ids: list[int], target: str, cause: str) -> list[int]:
     """UPDATE those ports not in `target` nor kept to `target` (the condition is checked on each row as it
     is written, so a concurrent move is never overwritten) and return the ids it moved: with RETURNING where
-    the database has it, else lock, read, then update."""
+    the database has it (cabling.sql.ports_move_returning), else lock, read, then update."""
     if not update_returning_supported():
         still = list(Port.objects.select_for_update().filter(pk__in=ids).exclude(status=target)
                      .exclude(status__in=PORT_KEPT).order_by("pk").values_list("pk", flat=True))
         Port.objects.filter(pk__in=still).update(status=target, status_cause=cause)
         return still
-    return _ports_moved_returning(", ".join(["%s"] * len(ids)), list(ids), target, cause)
-
-
-def _ports_moved_returning(selection: str, params: list, target: str, cause: str) -> list[int]:
-    """The one UPDATE ... RETURNING of a port move: the ports whose id is in `selection` (a list of marks or
-    a subquery, with its `params`) that are neither in `target` nor kept (disabled) move to `target` with
-    `cause`, the condition checked on each row as it is written; returns the ids it moved."""
-    quote, meta = connection.ops.quote_name, Port._meta
-    status, status_cause = (quote(meta.get_field(name).column) for name in ("status", "status_cause"))
-    pk = quote(meta.pk.column)
-    kept = sorted(PORT_KEPT)
-    with connection.cursor() as cursor:
-        cursor.execute(  # the names are the model's own, a subquery the ORM's; every value is a parameter
-            f"UPDATE {quote(meta.db_table)} SET {status} = %s, {status_cause} = %s "
-            f"WHERE {pk} IN ({selection}) AND {status} <> %s "
-            f"AND {status} NOT IN ({', '.join(['%s'] * len(kept))}) RETURNING {pk}",
-            [target, cause, *params, target, *kept],
-        )
-        return [row[0] for row in cursor.fetchall()]
+    return ports_move_returning(ports=ids, target=target, cause=cause, kept=PORT_KEPT)
 
 
 def _move_seen_ports(project, checked_at: datetime, *, cause: str, user) -> int:
@@ -220,26 +192,15 @@ def _move_seen_ports(project, checked_at: datetime, *, cause: str, user) -> int:
     for target, states in PORT_STATUSES.items():
         seen = (CableEnd.objects.filter(cable__project=project, cable__fabric_checked_at=checked_at,
                                         cable__fabric_state__in=states).order_by().values("port_id"))
-        subquery, subquery_params = seen.query.sql_with_params()
         if update_recorded_supported():
-            moved += _ports_moved_recorded(subquery, list(subquery_params), target, cause, user=user, at=checked_at)
+            moved += ports_move_recorded(ports=seen, target=target, cause=cause, kept=PORT_KEPT, user=user,
+                                         at=checked_at)
             continue
-        still = _ports_moved_returning(subquery, list(subquery_params), target, cause)
+        still = ports_move_returning(ports=seen, target=target, cause=cause, kept=PORT_KEPT)
         if still:
             history_copy(Port, still, user=user, reason=cause, at=checked_at)
             moved += len(still)
     return moved
-
-
-def _ports_moved_recorded(selection: str, params: list, target: str, cause: str, *, user, at: datetime) -> int:
-    """_ports_moved_returning's move (the same conditions, checked on each row as it is written) with the
-    history rows of the ports it moved in the same statement; returns how many moved."""
-    quote, meta = connection.ops.quote_name, Port._meta
-    status, pk = quote(meta.get_field("status").column), quote(meta.pk.column)
-    kept = sorted(PORT_KEPT)
-    where = f"{pk} IN ({selection}) AND {status} <> %s AND {status} NOT IN ({', '.join(['%s'] * len(kept))})"
-    return update_recorded(Port, {"status": target, "status_cause": cause}, where, [*params, target, *kept],
-                           user=user, reason=cause, at=at)
 
 
 @transaction.atomic

@@ -14,15 +14,14 @@ import logging
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.files import File
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Max, Q
 from django.urls import reverse
 from django.utils import timezone
@@ -35,6 +34,7 @@ from delivery.notifications.services import notification_send
 from delivery.reports.gates import ACCEPTANCE_SIGNED
 from delivery.reports.sections import summary_figures
 from delivery.reports.snapshot import SectionFailed, snapshot_write
+from delivery.sql import report_read_consistent
 from delivery.stages.services import gates_recompute, stage_complete_on_behalf, unmet_dependencies
 from projects.access import Capability, can, project_role
 from projects.choices import Role
@@ -222,23 +222,9 @@ class _Progress:
             self.report(self.base + (min(done, self.rows) if self.rows else done))
 
 
-@contextmanager
-def _consistent_read() -> Iterator[None]:
-    """The snapshot reads every section in one repeatable-read transaction on PostgreSQL, so it is one moment
-    of the project whatever is written meanwhile. Not on SQLite, where a transaction takes the write lock
-    (the embedded default holds small projects and writes little), nor inside an outer transaction."""
-    if connection.vendor != "postgresql" or connection.in_atomic_block:
-        yield
-        return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-        yield
-
-
 def _write_snapshot(version: ReportVersion, target: IO[bytes], progress_of: Callable) -> tuple[int, dict]:
     """The snapshot into `target`, and the figures the list shows, read in the same transaction."""
-    with _consistent_read(), progress_reporter(version) as report:
+    with report_read_consistent(), progress_reporter(version) as report:
         progress = progress_of(report)
         progress.step(STEP_SNAPSHOT, base=0, total=0)
         written = snapshot_write(project=version.project, version=version, target=target,

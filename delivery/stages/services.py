@@ -15,12 +15,13 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Count, Max, Q
 from django.urls import reverse
 from django.utils import timezone
 
 from core.jobs import enqueue_on_commit
+from core.sql import connection_scratch
 from delivery.choices import CHECKLIST_GATE, SATISFIED_STAGE_STATUSES, NotificationKind, StageStatus
 from delivery.models import (
     RESERVED_KEYS,
@@ -33,6 +34,7 @@ from delivery.models import (
 )
 from delivery.notifications.services import notification_send
 from delivery.punch.services import punch_items_sync_from_evidence
+from delivery.sql import gate_recompute_flag_claim, gate_recompute_flag_first_claim
 from delivery.stages.data import DEFAULT_STAGES, DEFAULT_TEMPLATE_DESCRIPTION, DEFAULT_TEMPLATE_NAME
 from delivery.stages.work import STAGE_RUNNERS, work_start
 from projects.access import Capability, require
@@ -347,8 +349,7 @@ def gates_recompute_after_commit(*, project_id: int) -> None:
 
     Every change registers its own callback (so none is lost to a rolled-back savepoint); the callbacks of
     one transaction share a batch, and the first to run asks for all of them."""
-    connection = transaction.get_connection()
-    batches = connection.__dict__.setdefault("_gates_recompute_batches", {})
+    batches = connection_scratch(name="_gates_recompute_batches")  # one transaction's asks share a batch
     batch = batches.get(project_id)
     if batch is None or batch["asked"]:
         batch = batches[project_id] = {"asked": False}
@@ -372,52 +373,15 @@ def gates_recompute_request(*, project_id: int) -> bool:
     an UPDATE of the flag only where it is not pending (no row matched, no row locked, nothing to flush at
     commit), which says at the same time whether the flag row exists. Only a project whose row does not
     exist yet pays a second statement, which makes it (for a project with stages; one without asks for
-    nothing). True when this call queued it."""
+    nothing). Both written out in delivery.sql. True when this call queued it."""
     now = timezone.now()
-    at = connection.ops.adapt_datetimefield_value(now)
-    stale = connection.ops.adapt_datetimefield_value(now - timedelta(seconds=settings.GATES_RECOMPUTE_STALE_S))
-    claimed, present = _flag_claim(project_id, at, stale)
+    stale_before = now - timedelta(seconds=settings.GATES_RECOMPUTE_STALE_S)
+    claimed, present = gate_recompute_flag_claim(project_id=project_id, now=now, stale_before=stale_before)
     if not claimed and not present:
-        claimed = _flag_first_claim(project_id, at)
+        claimed = gate_recompute_flag_first_claim(project_id=project_id, now=now)
     if claimed:  # run after a delay: the scans arriving meanwhile find it queued and ask for nothing more
         enqueue_on_commit(RECOMPUTE_TASK, project_id, countdown=settings.GATES_RECOMPUTE_DELAY_S)
     return claimed
-
-
-def _flag_claim(project_id: int, at, stale) -> tuple[bool, bool]:
-    """(claimed, the flag row exists). Two requests at the same moment: the UPDATE's row lock lets one set
-    the flag; the other, once the first commits, finds it pending and matches nothing. A flag pending since
-    before `stale` is claimed again: its task was lost, and the gates would never be recomputed."""
-    flag = connection.ops.quote_name(GateRecompute._meta.db_table)
-    update = (f'UPDATE {flag} SET "pending" = TRUE, "requested_at" = %s WHERE "project_id" = %s '
-              'AND ("pending" = FALSE OR "requested_at" IS NULL OR "requested_at" < %s)')
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":  # one statement: the UPDATE and, from the same snapshot, the row
-            cursor.execute(f'WITH claimed AS ({update} RETURNING "id") SELECT EXISTS (SELECT 1 FROM claimed), '
-                           f'EXISTS (SELECT 1 FROM {flag} WHERE "project_id" = %s)',
-                           [at, project_id, stale, project_id])
-            claimed, present = cursor.fetchone()
-            return bool(claimed), bool(present)
-        cursor.execute(f"{update} RETURNING \"id\"", [at, project_id, stale])
-        if cursor.fetchone() is not None:
-            return True, True
-        cursor.execute(f'SELECT 1 FROM {flag} WHERE "project_id" = %s', [project_id])
-        return False, cursor.fetchone() is not None
-
-
-def _flag_first_claim(project_id: int, at) -> bool:
-    """Make the project's flag row, pending, if the project has stages; a concurrent request that made it
-    first leaves it to this one to claim it as _flag_claim would."""
-    flag, stage = (connection.ops.quote_name(model._meta.db_table) for model in (GateRecompute, Stage))
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f'INSERT INTO {flag} ("project_id", "pending", "requested_at") '
-            f'SELECT %s, TRUE, %s WHERE EXISTS (SELECT 1 FROM {stage} WHERE "project_id" = %s) '
-            f'ON CONFLICT ("project_id") DO UPDATE SET "pending" = TRUE, "requested_at" = EXCLUDED."requested_at" '
-            f'WHERE {flag}."pending" = FALSE RETURNING "id"',
-            [project_id, at, project_id],
-        )
-        return cursor.fetchone() is not None
 
 
 def gates_recompute_run(*, project_id: int) -> list[Stage]:

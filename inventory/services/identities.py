@@ -7,7 +7,7 @@ Values arrive normalised (cabling.codes.normalize_guid_mac spells them: 16 lower
 GUID, six colon-separated pairs for a MAC); inventory sits below cabling and cannot import it, so they are
 only checked here. An identity belongs to one device or port of a project: learning it on one clears it
 from any other that held it (a moved HCA, a swapped NIC). Every change keeps a history row, in bulk (copied
-by the database: core.bulk_history).
+by the database: core.bulk_history). The statements are written out in inventory.sql.
 
 A whole fabric's first comparison learns every port's identity at once (16,384 MACs at 1,024 servers), so on
 PostgreSQL each kind (devices, ports) is one statement: the values go as two arrays, the rows that change are
@@ -26,14 +26,15 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from core.bulk_history import history_copy, history_insert_from, tracked_columns, update_recorded_supported
+from core.bulk_history import history_copy, update_recorded_supported
 from projects.models import Project
 
 from ..models import Device, Port
+from ..sql import field_values_update, identities_learn_recorded
 
 _GUID = re.compile(r"^[0-9a-f]{16}$")
 _MAC = re.compile(r"^[0-9a-f]{2}(?::[0-9a-f]{2}){5}$")
@@ -75,14 +76,6 @@ def _project_rows(model, project: Project) -> QuerySet:
     return model.objects.filter(project=project) if model is Device else model.objects.filter(device__project=project)
 
 
-def _in_project(model, project: Project, alias: str) -> tuple[str, list]:
-    """_project_rows as a condition on the row `alias` of `model`'s table, with its params: its device among
-    the project's (for a port, by its device_id, so the port table is not read a second time)."""
-    devices, params = Device.objects.filter(project=project).order_by().values("pk").query.sql_with_params()
-    column = model._meta.pk.column if model is Device else Port._meta.get_field("device").column
-    return f"{alias}.{connection.ops.quote_name(column)} IN ({devices})", list(params)
-
-
 def _learned_by_chunks(model, field: str, values: dict[int, str], project: Project, *, user, reason: str,
                        at: datetime) -> int:
     """Give each of the project's rows of `model` named in `values` its value in `field` where it differs,
@@ -99,49 +92,13 @@ def _learned_by_chunks(model, field: str, values: dict[int, str], project: Proje
         cleared += [pk for pk in rows.filter(**{f"{field}__in": chunk}).values_list("pk", flat=True)
                     if pk not in learned]
     if learned or cleared:
-        _update_each(model, field, [*learned.items(), *((pk, "") for pk in cleared)])
+        field_values_update(model=model, field=field, values=[*learned.items(), *((pk, "") for pk in cleared)])
         history_copy(model, [*learned, *cleared], user=user, reason=reason, at=at)
     return len(learned) + len(cleared)
 
 
 def _learned_in_one_statement(model, field: str, values: dict[int, str], project: Project, *, user, reason: str,
                               at: datetime) -> int:
-    """_learned_by_chunks's changes and history rows in one statement (PostgreSQL: data-modifying CTEs; the
-    ids and values are two array parameters, whatever their number). `cleared` reads the rows that held a
-    learned value in the statement's snapshot, before `learned` wrote, and leaves out those `learned` wrote: no
-    row is updated twice. Returns how many rows changed."""
-    quote, meta = connection.ops.quote_name, model._meta
-    table, pk, column = quote(meta.db_table), quote(meta.pk.column), quote(meta.get_field(field).column)
-    scope, scope_params = _in_project(model, project, "t")
-    recorded, history = history_insert_from(
-        model, "(SELECT * FROM learned UNION ALL SELECT * FROM cleared) AS moved", user=user, reason=reason, at=at)
-    returning = tracked_columns(model, alias="t")
-    with connection.cursor() as cursor:
-        cursor.execute(  # the names are the model's own, the scope the ORM's SQL; every value is a parameter
-            f"WITH v(pk, value) AS (SELECT * FROM unnest(%s::bigint[], %s::text[])), "
-            f"learned AS (UPDATE {table} AS t SET {column} = v.value FROM v WHERE t.{pk} = v.pk "
-            f"AND t.{column} <> v.value AND {scope} RETURNING {returning}), "
-            f"cleared AS (UPDATE {table} AS t SET {column} = '' WHERE t.{column} IN (SELECT {column} FROM learned) "
-            f"AND t.{pk} NOT IN (SELECT {pk} FROM learned) AND {scope} RETURNING {returning}), "
-            f"recorded AS ({recorded}) "
-            "SELECT (SELECT COUNT(*) FROM learned) + (SELECT COUNT(*) FROM cleared)",
-            [list(values), list(values.values()), *scope_params, *scope_params, *history],
-        )
-        return cursor.fetchone()[0]
-
-
-def _update_each(model, field: str, values: list[tuple[int, str]]) -> None:
-    """Give each row its own value, in one statement per chunk: WITH v AS (VALUES ...) UPDATE ... FROM v,
-    which PostgreSQL and SQLite (3.33+) both take. Django's bulk_update would build a CASE of one WHEN per row
-    and spend most of a minute compiling it for the 16,384 ports of a 1,024-server fabric."""
-    table = connection.ops.quote_name(model._meta.db_table)
-    column = connection.ops.quote_name(model._meta.get_field(field).column)
-    with connection.cursor() as cursor:
-        for chunk in _chunks(values):
-            rows = ", ".join(["(%s, %s)"] * len(chunk))
-            params = [item for pair in chunk for item in pair]
-            cursor.execute(  # the table and column names are the model's own; the values are parameters
-                f"WITH v(id, value) AS (VALUES {rows}) UPDATE {table} SET {column} = v.value FROM v "
-                f"WHERE {table}.id = v.id",
-                params,
-            )
+    """_learned_by_chunks's changes and history rows in one statement (PostgreSQL: inventory.sql)."""
+    return identities_learn_recorded(model=model, field=field, values=values, project=project, user=user,
+                                     reason=reason, at=at)

@@ -11,23 +11,19 @@ So a node token can post what its scopes name into its own project and nothing e
 list, change a device, or post into another project, whatever rights its maker has.
 
 A person's own API token (`Authorization: Token <key>`, DRF's authtoken) is read by
-`PersonTokenAuthentication`: DRF's TokenAuthentication with its one query written out (core.rows), since
+`PersonTokenAuthentication`: DRF's TokenAuthentication with its one query written out (projects.sql), since
 every scan from a scanner app or script pays it.
 """
 
 from __future__ import annotations
 
-from functools import cache
-
-from django.contrib.auth import get_user_model
 from django.utils.translation import gettext as _
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import exceptions, permissions
 from rest_framework.authentication import BaseAuthentication, TokenAuthentication, get_authorization_header
-from rest_framework.authtoken.models import Token
 
-from core.rows import columns_of, fetch, joined
 from projects.access import is_node
+from projects.sql import person_token_with_user
 from projects.tokens import NodePrincipal, NodeTokenRefused, node_token_check, node_token_touch
 
 KEYWORD = "Bearer"
@@ -125,25 +121,15 @@ class NodeTokenScheme(OpenApiAuthenticationExtension):
         return {self.name: []} if admits_node_tokens(auto_schema.view) else None
 
 
-@cache
-def _person_token_sql():
-    token, user = columns_of(Token, "t"), columns_of(get_user_model(), "u")
-    sql = (f'SELECT {token.sql}, {user.sql} FROM "{Token._meta.db_table}" t '
-           f'JOIN "{get_user_model()._meta.db_table}" u ON u."id" = t."user_id" WHERE t."key" = %s')
-    return sql, (token, user)
-
-
 class PersonTokenAuthentication(TokenAuthentication):
     """`Authorization: Token <key>`: exactly DRF's TokenAuthentication (the same answers and refusals), its
     token-and-user query written out instead of compiled on every request (a tenth of the CPU)."""
 
     def authenticate_credentials(self, key):
-        sql, parts = _person_token_sql()
-        rows = fetch(sql, [key])
-        if not rows:
+        token = person_token_with_user(key=key)
+        if token is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
-        token, user = joined(rows[0], *parts)
-        token.user = user
+        user = token.user
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         return user, token

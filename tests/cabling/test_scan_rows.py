@@ -1,7 +1,7 @@
 """core.rows, with the fabric of tests/cabling/conftest.py: the scan's hand-written reads and writes give
 exactly what the ORM would, on SQLite and PostgreSQL alike: the same instances (converted values: decimals,
 dates, JSON), the same history rows as save(), the same inserted row; and the person-token authentication
-answers as DRF's does."""
+answers as DRF's does. cabling.sql's reads, each against the ORM's query, are in tests/cabling/test_sql.py."""
 
 from __future__ import annotations
 
@@ -36,27 +36,6 @@ def test_built_rows_equal_what_the_orm_loads(fabric):
     assert field_values(built_optic) == field_values(Optic.objects.get(pk=optic.pk))
     assert isinstance(built_cable.length_m, Decimal) and built_optic.dom_tx_power_dbm == [-1.5, 0.25]
     assert built_cable._state.adding is False  # a loaded row: saving it updates
-
-
-def test_a_devices_written_out_read_loads_what_select_related_loads(fabric, technician):
-    from cabling.scan_selectors import device_with_place
-    from inventory.models import Device
-
-    racked = Device.objects.filter(project=fabric.project, rack__isnull=False).first()
-    Device.objects.filter(pk=racked.pk).update(racked_by=technician, racked_at=timezone.now())
-    unplaced = Device.objects.create(project=fabric.project, name="spare-01", hardware_model=racked.hardware_model)
-    for device in (racked, unplaced):
-        by_orm = Device.objects.select_related("rack", "hardware_model", "racked_by").get(pk=device.pk)
-        built = device_with_place(device.pk)
-        assert field_values(built) == field_values(by_orm)
-        for relation in ("rack", "hardware_model", "racked_by"):
-            loaded = getattr(by_orm, relation)
-            assert (getattr(built, relation) is None) == (loaded is None), relation
-            if loaded is not None:
-                assert getattr(built, relation).pk == loaded.pk
-    assert device_with_place(racked.pk).racked_by.username == technician.username
-    with pytest.raises(Device.DoesNotExist):
-        device_with_place(unplaced.pk + 1000)
 
 
 def test_an_outer_joins_missing_row_is_none(fabric):

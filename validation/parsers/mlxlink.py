@@ -312,20 +312,20 @@ class _Section:
     def __init__(self, values: dict[str, tuple[str, int]]):
         self.values = values
 
-    def raw(self, key: str) -> tuple[str | None, int]:
+    def raw_value(self, key: str) -> tuple[str | None, int]:
         value, line_no = self.values.get(key, (None, 0))
         return value, line_no
 
     def text(self, key: str) -> str | None:
-        return optional_text(self.raw(key)[0])
+        return optional_text(self.raw_value(key)[0])
 
     def integer(self, key: str) -> int | None:
-        value, line_no = self.raw(key)
+        value, line_no = self.raw_value(key)
         return optional_int(value, line_no, key)
 
     def number(self, key: str, name: str | None = None, ranges: dict[str, list[float]] | None = None):
         """A single value, with the module's [low..high] range recorded under `name` if printed."""
-        value, line_no = self.raw(key)
+        value, line_no = self.raw_value(key)
         if value is None:
             return None
         reading, _ = _strip_range(value, line_no, key, ranges if ranges is not None else {}, name)
@@ -333,7 +333,7 @@ class _Section:
 
     def lanes(self, key: str, name: str | None = None, ranges: dict | None = None, *, integers=False):
         """A comma-separated per-lane list ('0.6,0.8,N/A,0.7 [-10.4..5]'); N/A lanes are None."""
-        value, line_no = self.raw(key)
+        value, line_no = self.raw_value(key)
         if is_not_available(value):
             return None
         reading, _ = _strip_range(value, line_no, key, ranges if ranges is not None else {}, name)

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from django.db import DataError, connection, transaction
+from django.db import DataError, transaction
 from django.utils import timezone
 
 from projects.models import Project
@@ -28,6 +28,7 @@ from ..kinds import Measurement, TargetInputs, kind_of
 from ..models import CheckResult, CheckRun
 from ..runners import LocalRunner, Runner, RunnerError, SimulatedRunner, TransientRunnerError
 from ..runners.ssh import SSHRunner
+from ..sql import check_results_write
 from .options import command_timeout
 from .profiles import acceptance_profile_for
 from .progress import check_run_log_lines, count_finished
@@ -172,10 +173,11 @@ def check_target_record(*, result: CheckResult, measurement: Measurement) -> Che
 
 
 def record_outcomes(run: CheckRun, outcomes: Sequence[tuple[CheckResult, Measurement]], *, now=None) -> None:
-    """Write outcomes onto target rows the caller holds (locked, in its transaction): one bulk write,
-    and the run's counter moved by as many. Should the database refuse a value all the same, the rows are
-    written one by one and the refused one becomes an error verdict naming why, so one bad output never
-    costs the chunk's other targets (nor leaves them running until their lease ends)."""
+    """Write outcomes onto target rows the caller holds (locked, in its transaction): one bulk write (written
+    out: validation.sql.check_results_write), and the run's counter moved by as many. Should the database
+    refuse a value all the same, the rows are written one by one and the refused one becomes an error verdict
+    naming why, so one bad output never costs the chunk's other targets (nor leaves them running until their
+    lease ends)."""
     if not outcomes:
         return
     now = now or timezone.now()
@@ -184,7 +186,7 @@ def record_outcomes(run: CheckRun, outcomes: Sequence[tuple[CheckResult, Measure
     rows = [result for result, _ in outcomes]
     try:
         with transaction.atomic():  # a savepoint: PostgreSQL refuses everything after a failed statement
-            _bulk_write(rows, OUTCOME_FIELDS)
+            check_results_write(rows=rows, fields=OUTCOME_FIELDS)
     except REFUSED_VALUE_ERRORS:
         for row in rows:
             _write_or_refuse(row, now)
@@ -195,28 +197,11 @@ def _write_or_refuse(row: CheckResult, now) -> None:
     """Write one row; if the database refuses its values, record the target as an error saying so."""
     try:
         with transaction.atomic():
-            _bulk_write([row], OUTCOME_FIELDS)
+            check_results_write(rows=[row], fields=OUTCOME_FIELDS)
     except REFUSED_VALUE_ERRORS as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         _fill(row, failed_measurement(f"the database refused this target's output: {reason}"), now)
-        _bulk_write([row], OUTCOME_FIELDS)
-
-
-def _bulk_write(rows: Sequence[CheckResult], fields: list[str]) -> None:
-    """QuerySet.bulk_update of `fields`, as one executemany of a plain UPDATE by id: the ORM's bulk_update
-    builds a CASE per field and row, which cost a link-health target more than its own parsing and
-    judging (measured: about 3 ms a target on this machine, against under 1 ms this way). Each value is
-    prepared by its field, as the ORM's save would."""
-    model_fields = [CheckResult._meta.get_field(name) for name in fields]
-    table = connection.ops.quote_name(CheckResult._meta.db_table)
-    columns = ", ".join(f"{connection.ops.quote_name(field.column)} = %s" for field in model_fields)
-    statement = f"UPDATE {table} SET {columns} WHERE {connection.ops.quote_name('id')} = %s"
-    params = [
-        [*(field.get_db_prep_save(getattr(row, field.attname), connection) for field in model_fields), row.pk]
-        for row in rows
-    ]
-    with connection.cursor() as cursor:
-        cursor.executemany(statement, params)
+        check_results_write(rows=[row], fields=OUTCOME_FIELDS)
 
 
 def _fill(result: CheckResult, measurement: Measurement, now) -> None:
