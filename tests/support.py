@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -61,3 +62,47 @@ def history_as_rows_now(model, at, reason: str) -> tuple[int, int]:
     records = list(historical.objects.filter(history_date=at, history_change_reason=reason).values_list(*names))
     now = {row[0]: row for row in model.objects.filter(pk__in=[r[0] for r in records]).values_list(*names)}
     return len(records), sum(record != now[record[0]] for record in records)
+
+
+@contextmanager
+def scratch_database(tmp_path):
+    """A database of the suite's kind with no table yet (a file for SQLite, a database of its own on the same
+    server for PostgreSQL), standing in for the default connection inside the block, so the ORM, migrations
+    and their RunPython all reach it. Yields a MigrationExecutor on it.
+
+    A migration test walks it forward to the state before its migration and through it. Walking the suite's
+    own database back and forth instead unapplies and reapplies every later migration of every app, each
+    step re-rendering the project state: about a minute a test on SQLite."""
+    import uuid
+
+    from django.db import connections
+    from django.db.migrations.executor import MigrationExecutor
+    from django.db.utils import load_backend
+
+    original = connections["default"]
+    settings = dict(original.settings_dict)
+    postgres = original.vendor == "postgresql"
+    if postgres:
+        settings["NAME"] = f"scratch_{uuid.uuid4().hex[:12]}"
+        with original._nodb_cursor() as cursor:  # outside any transaction, as CREATE DATABASE needs
+            cursor.execute(f'CREATE DATABASE "{settings["NAME"]}"')
+    else:
+        settings["NAME"] = str(tmp_path / "scratch.sqlite3")
+    scratch = load_backend(settings["ENGINE"]).DatabaseWrapper(settings, alias="default")
+    connections["default"] = scratch
+    try:
+        yield MigrationExecutor(scratch)
+    finally:
+        scratch.close()
+        connections["default"] = original
+        if postgres:
+            with original._nodb_cursor() as cursor:
+                cursor.execute(f'DROP DATABASE IF EXISTS "{settings["NAME"]}" WITH (FORCE)')
+
+
+def migrated_to(executor, targets):
+    """Migrate the executor's database to `targets`; the models as they are there."""
+    executor.loader.build_graph()  # what the last migrate applied
+    executor.migrate(targets)
+    executor.loader.build_graph()
+    return executor.loader.project_state(targets).apps

@@ -9,8 +9,6 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from cabling.choices import CableStatus, FabricState, ScanAction
@@ -23,6 +21,7 @@ from cabling.services import (
     scan_record,
 )
 from cabling.swaps.services import cable_swap
+from tests.support import migrated_to, scratch_database
 
 from .conftest import ports_of
 
@@ -130,24 +129,17 @@ def test_a_repatch_clears_it(fabric, manager):
 # --- migration 0009 ---------------------------------------------------------------------------------------
 
 BEFORE = [("cabling", "0008_swaps")]
+AFTER = [("cabling", "0009_cable_fabric_verified_at")]
 
 
-def migrate(targets) -> MigrationExecutor:
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets or executor.loader.graph.leaf_nodes())
-    return executor
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_dates_the_cables_verified_by_the_fabrics_word_by_their_history():
+def test_the_migration_dates_the_cables_verified_by_the_fabrics_word_by_their_history(tmp_path):
     """Every comparison moved fabric_checked_at to today (the bug): the history still holds when each cable
     became verified. A cable with no history row keeps fabric_checked_at; the demo's, backdated in
     fabric_checked_at but not in its history, keeps the earlier of the two."""
     now = timezone.now()
     day = [now - timedelta(days=n) for n in range(10)]
-    try:
-        executor = migrate(BEFORE)
-        old = executor.loader.project_state(BEFORE).apps
+    with scratch_database(tmp_path) as executor:
+        old = migrated_to(executor, BEFORE)
         project = old.get_model("delivery", "Project").objects.create(code="OLD-9", name="Old", customer_name="C")
         OldCable, OldHistory = old.get_model("cabling", "Cable"), old.get_model("cabling", "HistoricalCable")
         make = dict(project=project, network="compute", cable_type="aoc", length_m=3, speed_gbps=400)
@@ -170,10 +162,8 @@ def test_the_migration_dates_the_cables_verified_by_the_fabrics_word_by_their_hi
             "installed": cable("I1", "installed", history=[(day[7], "verified"), (day[1], "installed")]),
         }
 
-        migrate(None)
+        Cable = migrated_to(executor, AFTER).get_model("cabling", "Cable")
         dated = dict(Cable.objects.filter(pk__in=ids.values()).values_list("pk", "fabric_verified_at"))
         assert {kind: dated[pk] for kind, pk in ids.items()} == {
             "verified once": day[7], "verified again": day[4], "no history": day[5], "backdated": day[8],
             "scanned": None, "installed": None}
-    finally:
-        migrate(None)  # leave the schema as the other tests expect it

@@ -3,8 +3,8 @@ errors and preview, and a status in the new words (a preview waits, an applied i
 reverse gives the old words back."""
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
+
+from tests.support import migrated_to, scratch_database
 
 BEFORE = [("inventory", "0005_optic_in_port_iff_installed")]
 AFTER = [("inventory", "0006_importjob_is_a_job")]
@@ -14,21 +14,17 @@ ERRORS = [{"file": "devices.csv", "sheet": "", "row": 7, "column": "rack", "mess
            "text": 'devices.csv row 7, column rack: unknown rack "R99"'}]
 
 
-def migrate(executor: MigrationExecutor, targets):
-    executor.loader.build_graph()  # the executor's graph must be read again after a migrate
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
+pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def executor(transactional_db):
-    executor = MigrationExecutor(connection)
-    yield executor
-    migrate(executor, executor.loader.graph.leaf_nodes())
+def executor(tmp_path):
+    with scratch_database(tmp_path) as executor:
+        yield executor
 
 
 def test_import_jobs_keep_their_rows_across_migration_0006_and_back(executor):
-    old = migrate(executor, BEFORE)
+    old = migrated_to(executor, BEFORE)
     user = old.get_model("auth", "User").objects.create(username="uploader")
     project = old.get_model("delivery", "Project").objects.create(code="MIG-1", name="Old", customer_name="C")
     OldJob = old.get_model("inventory", "ImportJob")
@@ -41,7 +37,7 @@ def test_import_jobs_keep_their_rows_across_migration_0006_and_back(executor):
         )
     created = dict(OldJob.objects.values_list("original_name", "created_at"))
 
-    new = migrate(executor, AFTER)
+    new = migrated_to(executor, AFTER)
     jobs = {job.original_name: job for job in new.get_model("inventory", "ImportJob").objects.all()}
     assert {name: job.status for name, job in jobs.items()} == {f"{old}.csv": new for old, new in OLD_TO_NEW.items()}
     assert {job.requested_by_id for job in jobs.values()} == {user.pk}
@@ -50,6 +46,6 @@ def test_import_jobs_keep_their_rows_across_migration_0006_and_back(executor):
     assert {name: job.created_at for name, job in jobs.items()} == created
     assert (jobs["running.csv"].progress_done, jobs["running.csv"].progress_step) == (3, "")
 
-    back = migrate(executor, BEFORE)
+    back = migrated_to(executor, BEFORE)
     statuses = dict(back.get_model("inventory", "ImportJob").objects.values_list("original_name", "status"))
     assert statuses == {f"{old}.csv": old for old in OLD_TO_NEW}
