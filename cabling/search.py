@@ -6,20 +6,26 @@ optic by serial; a port by `device:port`, end tag, GUID or MAC; a cable by label
 code (`C00417/A`). Text is matched exactly, case-insensitively; a code may match several objects (a
 serial that is also a name), and all are returned, the most specific first. A bounded number of
 queries, whatever the size of the project.
+
+The search box and the API also find what people type before they finish (`search_text`): after the exact
+matches, names, labels and serials that start with the text, then those that contain it (gpu-05 finds
+gpu-050 to gpu-059; the last digits of an optic's serial find it), one query per kind of object. The scan
+field resolves codes exactly: a scan names one thing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import Case, IntegerField, Q, Value, When
 from django.urls import reverse
 
-from inventory.models import Device, Port
+from inventory.models import Device, Optic, Port
 from projects.access import is_node, project_role
 from projects.models import Project
 
 from .codes import ParsedCode, parse_code
+from .models import Cable
 from .sql import cable_ends_by_code, cables_by_label, devices_by_text, optics_by_serial, port_by_names, ports_by_name
 
 MAX_MATCHES = 20  # a code that matches more than this is not a code; the first ones are shown
@@ -68,6 +74,54 @@ def resolve_code(*, user, project: Project, code: str | ParsedCode, lock_cable: 
     if not parsed.cable_end:
         matches += _by_text(project, parsed.text)
     return _unique(matches)[:MAX_MATCHES]
+
+
+PARTIAL_MIN = 2  # characters before partial matches are looked for: one letter names half the project
+
+
+def search_text(*, user, project: Project, text: str) -> list[Match]:
+    """What the search box finds for `text`: its exact matches (resolve_code) first, then the project's
+    devices (by name, serial or asset tag), cables (by label) and optics (by serial) whose text starts with
+    it, then those that contain it; at most MAX_MATCHES in all. CodeError for a text no code could be."""
+    matches = resolve_code(user=user, project=project, code=text)
+    wanted = text.strip()
+    if len(matches) >= MAX_MATCHES or len(wanted) < PARTIAL_MIN or not _sees(user, project):
+        return matches[:MAX_MATCHES]
+    room = MAX_MATCHES - len(matches)
+    partial = sorted(_partial(project, wanted, room), key=lambda found: found[0])
+    return _unique(matches + [match for _, match in partial])[:MAX_MATCHES]
+
+
+def _ranked(rows, fields: list[str], text: str):
+    """`rows` whose `fields` contain `text` (any case), each with its rank: 0 when one of them starts with it,
+    1 when it is only inside; the starting ones first."""
+    contains, starts = Q(), Q()
+    for name in fields:
+        contains |= Q(**{f"{name}__icontains": text})
+        starts |= Q(**{f"{name}__istartswith": text})
+    rank = Case(When(starts, then=Value(0)), default=Value(1), output_field=IntegerField())
+    return rows.filter(contains).annotate(search_rank=rank)
+
+
+def _partial(project: Project, text: str, limit: int) -> list[tuple[tuple, Match]]:
+    """(sort key, match) of the partial matches, three queries: devices, cables, optics."""
+    devices = _ranked(Device.objects.filter(project=project), ["name", "serial", "asset_tag"], text)
+    cables = _ranked(Cable.objects.filter(project=project), ["label"], text)
+    optics = _ranked(Optic.objects.filter(project=project).select_related("port__device"), ["serial"], text)
+    found = []
+    lowered = text.lower()
+    for device in devices.order_by("search_rank", "name")[:limit]:
+        how = next((f"{label} {'starts with' if device.search_rank == 0 else 'contains'} it"
+                    for label, value in (("name", device.name), ("serial", device.serial),
+                                         ("asset tag", device.asset_tag)) if lowered in value.lower()), "name")
+        found.append(((device.search_rank, 0, device.name), Match("device", device, how)))
+    for cable in cables.order_by("search_rank", "label")[:limit]:
+        how = f"label {'starts with' if cable.search_rank == 0 else 'contains'} it"
+        found.append(((cable.search_rank, 1, cable.label), Match("cable", cable, how)))
+    for optic in optics.order_by("search_rank", "serial")[:limit]:
+        how = f"serial {'starts with' if optic.search_rank == 0 else 'contains'} it"
+        found.append(((optic.search_rank, 2, optic.serial), Match("optic", optic, how)))
+    return found
 
 
 def _sees(user, project: Project) -> bool:

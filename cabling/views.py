@@ -47,7 +47,7 @@ from .exports.fabric_svg import (
 from .exports.labels_pdf import DEFAULT_STOCK, MAX_LABELS, PDF_CONTENT_TYPE, STOCKS, labels_pdf
 from .filters import CableFilterSet
 from .forms import LabelSheetExportForm
-from .search import Match, resolve_code
+from .search import Match, resolve_code, search_text
 from .selectors import (
     RECENT_EXPORTS,
     SCANS_PER_PAGE,
@@ -334,8 +334,10 @@ KIND_LABELS = {"cable_end": "cable end", "cable": "cable", "port": "port", "devi
 
 class SearchView(ProjectViewMixin, TemplateView):
     """The search box: any code the floor prints or a tool reports (serial, asset tag, device name, cable
-    label, end code, end tag, device:port, GUID, MAC) resolved in one step by cabling.search. One match
-    opens its page; several are listed; none says so. A code no label could hold is a 400 saying why."""
+    label, end code, end tag, device:port, GUID, MAC) resolved in one step by cabling.search, then what
+    starts with or contains the text typed (cabling.search.search_text). A code naming exactly one object
+    opens its page; otherwise the matches are listed, exact ones first; none says so. A code no label could
+    hold is a 400 saying why."""
 
     template_name = "cabling/search.html"
 
@@ -345,12 +347,13 @@ class SearchView(ProjectViewMixin, TemplateView):
         if not query.strip():
             return self.render_to_response(context)
         try:
-            matches = resolve_code(user=request.user, project=self.project, code=query)
+            exact = resolve_code(user=request.user, project=self.project, code=query)
+            matches = exact if len(exact) == 1 else search_text(user=request.user, project=self.project, text=query)
         except CodeError as exc:
             context["error"] = str(exc)
             return self.render_to_response(context, status=400)
-        if len(matches) == 1:
-            return redirect(match_url(matches[0], self.project))
+        if len(exact) == 1:
+            return redirect(match_url(exact[0], self.project))
         context["matches"] = [(match, match_url(match, self.project), KIND_LABELS.get(match.kind, match.kind))
                               for match in matches]
         return self.render_to_response(context)

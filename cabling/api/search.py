@@ -1,7 +1,8 @@
 """GET /api/search/?project=CODE&q=...: every object of the project a code names (serial, asset tag, device
 name, cable label, end code, port, end tag, GUID, MAC), through the one resolver the scan field uses
-(cabling.search.resolve_code). A list like any other: a project the user cannot see, or nothing typed, simply
-has no matches; a code no label could hold (over 512 characters) is a 400."""
+(cabling.search.resolve_code), then what starts with or contains the text (cabling.search.search_text: the
+header's suggestions as people type), exact matches first, at most 20. A list like any other: a project the
+user cannot see, or nothing typed, simply has no matches; a code no label could hold (over 512 characters) is a 400."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from rest_framework.response import Response
 from projects.access import visible_projects
 
 from ..codes import MAX_CODE_LENGTH, CodeError
-from ..search import resolve_code
+from ..search import search_text
 from .serializers import SearchAnswerSerializer, TextField
 
 
@@ -33,7 +34,8 @@ class SearchViewSet(viewsets.ViewSet):
         responses={200: SearchAnswerSerializer},
     )
     def list(self, request):
-        """What a code names in the project, most specific first (nothing asked, nothing found)."""
+        """What a code names in the project and what starts with or contains it, most specific first (nothing
+        asked, nothing found)."""
         given = SearchQuerySerializer(data=request.query_params)
         given.is_valid(raise_exception=True)
         code, q = given.validated_data.get("project"), given.validated_data.get("q", "")
@@ -41,7 +43,7 @@ class SearchViewSet(viewsets.ViewSet):
         if project is None:
             return Response({"matches": []})
         try:
-            matches = resolve_code(user=request.user, project=project, code=given.validated_data["q"])
+            matches = search_text(user=request.user, project=project, text=given.validated_data["q"])
         except CodeError as exc:
             raise serializers.ValidationError({"q": [str(exc)]}) from exc
         return Response({"matches": [

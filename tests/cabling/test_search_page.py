@@ -129,3 +129,70 @@ def test_search_queries_are_bounded(client_for, customer, fabric, add_cables, dj
     add_cables(fabric.project, 40, 0)
     with django_assert_num_queries(few):
         assert find(client, fabric.project, "nothing-like-this").status_code == 200
+
+
+# --- what people type before they finish (cabling.search.search_text) -------------------------------------------
+
+
+def listed(response) -> list[tuple[str, str, str]]:
+    """(kind, label, how) of each listed match, in the page's order."""
+    rows = re.findall(r'<tr data-kind="([^"]+)"><td><a href="[^"]+">([^<]+)</a></td><td>[^<]+</td><td>([^<]+)',
+                      response.content.decode())
+    return [(kind, label, how) for kind, label, how in rows]
+
+
+def test_the_start_of_a_name_lists_every_device_it_starts(client_for, customer, fabric):
+    response = find(client_for(customer), fabric.project, "gpu-00")
+    assert response.status_code == 200
+    assert listed(response) == [("device", f"gpu-00{n}", "name starts with it") for n in (1, 2, 3)]
+
+
+def test_exact_matches_come_first_then_what_starts_with_it_then_what_contains_it(client_for, customer, fabric):
+    from tests.factories import OpticFactory
+
+    fabric.spine.serial = "leaf-0"  # an exact serial, a start of two names, inside no other
+    fabric.spine.save()
+    OpticFactory(project=fabric.project, serial="XLEAF-0-77")  # contains it, starts with something else
+    answer = client_for(customer).get("/api/search/", {"project": fabric.project.code, "q": "leaf-0"}).json()
+    assert [(m["kind"], m["label"], m["how"]) for m in answer["matches"]] == [
+        ("device", "spine-01", "serial"),
+        ("device", "leaf-01", "name starts with it"),
+        ("device", "leaf-02", "name starts with it"),
+        ("optic", "980-9I693-00NS00 XLEAF-0-77", "serial contains it"),
+    ]
+    # The page opens the one exact match, as a scan would.
+    response = find(client_for(customer), fabric.project, "leaf-0")
+    assert response.status_code == 302
+    assert response["Location"] == reverse("inventory:device-detail", args=[fabric.project.code, fabric.spine.pk])
+
+
+def test_a_partial_serial_finds_its_optic_and_a_partial_label_its_cables(client_for, customer, fabric):
+    from tests.factories import OpticFactory
+
+    optic = OpticFactory(project=fabric.project, serial="MT2412X00042")
+    client = client_for(customer)
+    assert listed(find(client, fabric.project, "X00042")) == [("optic", str(optic), "serial contains it")]
+    assert [label for kind, label, _ in listed(find(client, fabric.project, "C0000")) if kind == "cable"] == [
+        f"C0000{n}" for n in range(1, 8)]
+
+
+def test_one_letter_is_matched_exactly_only(client_for, customer, fabric):
+    assert 'id="no-match"' in find(client_for(customer), fabric.project, "g").content.decode()
+
+
+def test_the_api_suggests_what_the_page_finds_and_nothing_to_outsiders(client_for, customer, outsider, fabric):
+    url = "/api/search/"
+    answer = client_for(customer).get(url, {"project": fabric.project.code, "q": "gpu-00"}).json()
+    assert [(m["kind"], m["label"], m["how"]) for m in answer["matches"]] == [
+        ("device", f"gpu-00{n}", "name starts with it") for n in (1, 2, 3)]
+    assert answer["matches"][0]["url"] == reverse("inventory:device-detail", args=[fabric.project.code, fabric.gpu1.pk])
+    assert client_for(outsider).get(url, {"project": fabric.project.code, "q": "gpu-00"}).json() == {"matches": []}
+
+
+def test_partial_search_queries_are_bounded(client_for, customer, fabric, add_cables, django_assert_num_queries):
+    client = client_for(customer)
+    few = count_queries(lambda: find(client, fabric.project, "q0"))  # partial lookups made, nothing found
+    add_cables(fabric.project, 40, 0)  # devices qa-000, qb-000 and cables Q00000..., all matching
+    with django_assert_num_queries(few):
+        response = find(client, fabric.project, "q0")
+    assert len(listed(response)) == 20  # capped
