@@ -229,18 +229,29 @@ def port_connections(ports: Iterable[Port]) -> dict[int, Connection]:
     return connections
 
 
-def device_ports_page(*, user, device: Device, number=None, query: str = "") -> Page:
+def device_planes(*, device: Device) -> list[int]:
+    """The planes the device's ports and lanes are in, in order (one query; none for a device outside planes)."""
+    return sorted(plane for plane in Port.objects.filter(device=device, plane__isnull=False)
+                  .values_list("plane", flat=True).distinct())
+
+
+def device_ports_page(*, user, device: Device, number=None, query: str = "", plane: int | None = None) -> Page:
     """One page of a device's physical ports (found by name, or by the name of one of their lanes, when
-    `query` is given), each with its lanes under it (`lane_list`) and every port and lane with its
+    `query` is given; only those in `plane`, or with a lane in it, when a plane is given), each with its
+    lanes under it (`lane_list`: only the plane's when a plane is given) and every port and lane with its
     `connection` (None when uncabled): five queries for a 2-port server or a 721-port leaf."""
     ports = scope_to_user(Port.objects.filter(device=device, parent__isnull=True), user, "device__project")
     query = (query or "").strip()[:MAX_PORT_QUERY]
     if query:
         ports = ports.filter(Q(name__istartswith=query) | Q(lanes__name__istartswith=query)).distinct()
+    if plane is not None:
+        ports = ports.filter(Q(plane=plane) | Q(lanes__plane=plane)).distinct()
     page = Paginator(ports.select_related("optic", "nic").order_by("id"), PORTS_PER_PAGE).get_page(number)
     physical = list(page.object_list)
-    lanes = list(Port.objects.filter(parent__in=[port.pk for port in physical]).select_related("optic")
-                 .order_by("parent_id", "lane", "id")) if physical else []
+    lanes = Port.objects.filter(parent__in=[port.pk for port in physical])
+    if plane is not None:
+        lanes = lanes.filter(plane=plane)
+    lanes = list(lanes.select_related("optic").order_by("parent_id", "lane", "id")) if physical else []
     connections = port_connections([*physical, *lanes])
     lanes_of: dict[int, list[Port]] = {}
     for lane in lanes:

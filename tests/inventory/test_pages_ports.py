@@ -153,3 +153,39 @@ def test_another_projects_device_is_404(client_for, manager, project, other_proj
                             position_u=1)
     response = client_for(manager).get(reverse("inventory:device-detail", args=[project.code, foreign.pk]))
     assert response.status_code == 404
+
+
+def lanes_folded(body) -> dict[str, list[str]]:
+    """Per port whose lanes are folded under it: the lanes inside its fold."""
+    folds = re.findall(r'<tr class="lanes-fold" data-parent="([^"]+)">(.*?)</details>', body, re.S)
+    return {port: re.findall(r'<tr class="lane" data-port="([^"]+)"', inside) for port, inside in folds}
+
+
+def test_a_switchs_lanes_are_folded_under_their_port_until_a_plane_is_chosen(client_for, customer, project, leafy):
+    """The issue: a leaf's page was one tall column of 16 ports and their 64 lanes. Now each port's lanes are
+    folded under it, and one plane at a time shows each port with its lane of that plane and the far end."""
+    leaf = leafy[0]
+    Port.objects.filter(device=leaf, parent__isnull=False).update(plane=None)
+    for lane in range(4):  # as plan_apply records them: lane k in plane k
+        Port.objects.filter(device=leaf, lane=lane).update(plane=lane)
+    client = client_for(customer)
+    every = device_page(client, project, leaf)
+    folds = lanes_folded(every)
+    assert list(folds) == [f"p{i}" for i in range(1, 17)] and folds["p1"] == [f"p1/{k}" for k in range(4)]
+    assert "4 lanes of p1 · planes 0–3" in every and 'href="?ports_plane=2#panel-ports"' in every
+    plane_1 = device_page(client, project, leaf, ports_plane="1")
+    assert lanes_folded(plane_1) == {}  # nothing folded: one lane a port
+    assert re.findall(r'<tr class="lane" data-port="([^"]+)"', plane_1)[:3] == ["p1/1", "p2/1", "p3/1"]
+    assert far(row(device_page(client, project, leaf, ports_plane="1", ports_page="2"), "p22/1")) == ["gpu-001:ib2"]
+    # A plane the device has not, or no number at all, shows every plane.
+    assert lanes_folded(device_page(client, project, leaf, ports_plane="7")) == folds
+    assert lanes_folded(device_page(client, project, leaf, ports_plane="x")) == folds
+
+
+def test_a_plane_costs_no_more_queries_than_every_plane(client_for, customer, project, leafy):
+    leaf = leafy[0]
+    for lane in range(4):
+        Port.objects.filter(device=leaf, lane=lane).update(plane=lane)
+    client = client_for(customer)
+    url = reverse("inventory:device-detail", args=[project.code, leaf.pk])
+    assert count_queries(lambda: client.get(url, {"ports_plane": "2"})) == count_queries(lambda: client.get(url))
