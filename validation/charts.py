@@ -24,6 +24,7 @@ from PIL import Image
 from reportlab.graphics import renderSVG
 from reportlab.graphics.shapes import Drawing, Group, PolyLine, Rect, String
 from reportlab.lib import colors
+from reportlab.pdfbase.pdfmetrics import stringWidth
 
 from .criteria import fmt_bytes, fmt_num, fmt_sci
 
@@ -141,6 +142,30 @@ def _box(x: float, y: float, width: float, height: float, fill: str, css_class: 
     return _tagged(rect, css_class, **data)
 
 
+def text_width(text: str, size: float = FONT_SIZE) -> float:
+    """The width `text` takes in the charts' font: legends are laid out by it, not by a guess per character,
+    so a figure's unit is never cut ("472.4 Gb/")."""
+    return stringWidth(text, FONT, size)
+
+
+def _heat_scale(drawing, x: float, y: float, lo: float, hi: float, unit: str, *, step: float = 8) -> float:
+    """The low figure, a ramp of ten colours and the high figure in one row from (x, y); returns where it ends."""
+    low_text, high_text = f"{fmt_num(lo, 1)} {unit}", f"{fmt_num(hi, 1)} {unit}"
+    drawing.add(_text(x, y, low_text))
+    ramp = x + text_width(low_text) + 6
+    for number in range(10):
+        drawing.add(Rect(ramp + number * step, y - 1, step, 9, strokeColor=None,
+                         fillColor=_colour(heat_colour(lo + (hi - lo) * number / 9, lo=lo, hi=hi))))
+    high_x = ramp + 10 * step + 6
+    drawing.add(_text(high_x, y, high_text))
+    return high_x + text_width(high_text)
+
+
+def heat_scale_width(lo: float, hi: float, unit: str, *, step: float = 8) -> float:
+    """How wide _heat_scale's row is."""
+    return text_width(f"{fmt_num(lo, 1)} {unit}") + 6 + 10 * step + 6 + text_width(f"{fmt_num(hi, 1)} {unit}")
+
+
 def _text(x: float, y: float, text: str, *, anchor: str = "start", size: float = FONT_SIZE, fill=AXIS_COLOUR):
     return String(x, y, text, fontName=FONT, fontSize=size, fillColor=_colour(fill), textAnchor=anchor)
 
@@ -211,7 +236,7 @@ def _axis_titles(drawing, plot: Plot, x_title: str, y_title: str) -> None:
 def _legend(drawing, x: float, y: float, entries: Sequence[tuple[str, str]]) -> None:
     """Swatches and names in one row from (x, y), right to left so the row ends at x."""
     for name, colour in reversed(entries):
-        width = 12 + CHAR_WIDTH * len(name)
+        width = 12 + text_width(name)
         x -= width
         drawing.add(Rect(x, y, 8, 8, fillColor=_colour(colour), strokeColor=None))
         drawing.add(_text(x + 11, y + 1, name))
@@ -392,13 +417,7 @@ def heatmap_drawing(
         drawing.add(_text(label_room - 3, top - (i + 0.5) * cell - FONT_SIZE / 3, name, anchor="end"))
         drawing.add(_vertical_text(label_room + (i + 0.5) * cell + FONT_SIZE / 3, label_room - 3, name))
     legend_y = height - 14
-    low_text, high_text = f"{fmt_num(lo, 1)} {unit}", f"{fmt_num(hi, 1)} {unit}"
-    drawing.add(_text(label_room, legend_y, low_text))
-    ramp = label_room + CHAR_WIDTH * len(low_text) + 8
-    for step in range(10):
-        drawing.add(Rect(ramp + step * 8, legend_y - 1, 8, 9, strokeColor=None,
-                         fillColor=_colour(heat_colour(lo + (hi - lo) * step / 9, lo=lo, hi=hi))))
-    drawing.add(_text(ramp + 88, legend_y, high_text))
+    _heat_scale(drawing, label_room, legend_y, lo, hi, unit)
     _legend(drawing, width - 8, legend_y - 18, [("flagged: fail", FAIL_COLOUR),
                                                 ("flagged: slow or uneven", WARN_COLOUR),
                                                 ("not measured", MISSING_COLOUR)])
@@ -890,13 +909,14 @@ def heatmap_grid_drawing(
     same node), every n-th one when 9 pt text does not fit every row; the legend stands right of it."""
     drawing = Drawing(width, height)
     count = len(labels)
-    label_room = 6 + 0.56 * FONT_SIZE * max((len(label) for label in labels), default=4)
-    legend_room = 170
+    label_room = 6 + max((text_width(label) for label in labels), default=text_width("node"))
+    known = [v for row in values for v in row if v is not None]
+    lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
+    flags = (("fail", FAIL_COLOUR), ("slow or uneven", WARN_COLOUR), ("not measured", MISSING_COLOUR))
+    legend_room = max(heat_scale_width(lo, hi, unit, step=5), 11 + max(text_width(name) for name, _ in flags)) + 4
     side = max(min(height - 8, width - max(label_room, legend_room) - 12, 28.0 * max(count, 1)), 10.0)
     cell = side / max(count, 1)
     left, top = 4.0, height - 4.0
-    known = [v for row in values for v in row if v is not None]
-    lo, hi = (min(known), max(known)) if known else (0.0, 1.0)
     for i, row in enumerate(values[:count]):
         for j, value in enumerate(row[: i + 1]):
             if i == j and not diagonal:
@@ -916,13 +936,8 @@ def heatmap_grid_drawing(
         drawing.add(_text(left + (i + beside) * cell + 3, top - (i + 0.5) * cell - FONT_SIZE / 3, labels[i]))
     x, y = left + side + 12, top - FONT_SIZE
     x = min(x, width - legend_room)
-    drawing.add(_text(x, y, f"{fmt_num(lo, 1)} {unit}"))
-    for step in range(10):
-        drawing.add(Rect(x + 52 + step * 5, y - 1, 5, 9, strokeColor=None,
-                         fillColor=_colour(heat_colour(lo + (hi - lo) * step / 9, lo=lo, hi=hi))))
-    drawing.add(_text(x + 106, y, f"{fmt_num(hi, 1)} {unit}"))
-    for number, (name, colour) in enumerate((("fail", FAIL_COLOUR), ("slow or uneven", WARN_COLOUR),
-                                             ("not measured", MISSING_COLOUR)), start=1):
+    _heat_scale(drawing, x, y, lo, hi, unit, step=5)
+    for number, (name, colour) in enumerate(flags, start=1):
         drawing.add(Rect(x, y - 1 - 14 * number, 8, 8, fillColor=_colour(colour), strokeColor=None))
         drawing.add(_text(x + 11, y - 14 * number, name))
     return drawing

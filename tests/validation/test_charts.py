@@ -216,3 +216,39 @@ def test_scales_clamp_and_map_linearly_or_by_logarithm():
     assert log.at(1e-15) == pytest.approx(50) and log.at(0) == 0
     assert charts.linear_ticks(0, 800, 8) == [0, 100, 200, 300, 400, 500, 600, 700, 800]
     assert charts.decade_ticks(1e-20, 1e-18) == [1e-20, 1e-19, 1e-18]
+
+
+def strings_of(drawing):
+    """Every String of a drawing written across (a rotated group's, the column names, is left out), with its
+    left and right x as drawn."""
+    from reportlab.graphics.shapes import Group, String
+
+    for shape in drawing.contents:
+        if isinstance(shape, Group):
+            if tuple(shape.transform) == (1, 0, 0, 1, 0, 0):
+                yield from strings_of(shape)
+        elif isinstance(shape, String):
+            width = charts.text_width(shape.text, shape.fontSize)
+            left = {"start": shape.x, "middle": shape.x - width / 2, "end": shape.x - width}[shape.textAnchor]
+            yield shape.text, left, left + width
+
+
+@pytest.mark.parametrize("lo, hi", [(1.5, 9.9), (472.4, 1234.5), (12345.6, 98765.4)])
+def test_every_figure_of_a_heat_maps_legend_fits_the_drawing_whole(lo, hi):
+    """The acceptance report's heat map cut its legend's unit ("472.4 Gb/"): every text of the triangle of the
+    report and of the page's heat map now ends inside the drawing, and the scale's figures do not run into
+    the ramp."""
+    labels = [f"gpu-node-{i:04d}-su01" for i in range(24)]
+    values = [[lo + (hi - lo) * ((i + j) % 7) / 6 for j in range(i + 1)] for i in range(24)]
+    levels = [[0] * (i + 1) for i in range(24)]
+    report = charts.report_heatmap({"labels": labels, "values": values, "levels": levels, "unit": "Gb/s"},
+                                   width=480, height=220)
+    page = charts.heatmap_drawing(labels[:8], {(a, b): hi for a in labels[:8] for b in labels[:8] if a != b})
+    for drawing in (report, page):
+        texts = list(strings_of(drawing))
+        assert any("Gb/s" in text for text, _, _ in texts)
+        for text, left, right in texts:
+            assert left >= -0.5 and right <= drawing.width + 0.5, (text, left, right, drawing.width)
+    low = next(item for item in strings_of(report) if item[0].startswith(charts.fmt_num(lo, 1)))
+    ramp = min(shape.x for shape in report.contents if type(shape).__name__ == "Rect" and shape.width == 5)
+    assert low[2] < ramp
