@@ -62,7 +62,10 @@ class Series:
 def forecast_finish(*, done: int, total: int, recent: int, today: date,
                     window: int = RATE_WINDOW_DAYS) -> date | None:
     """The day the work finishes at the rate of the last `window` days: today when nothing is left; None
-    when something is left and nothing was done lately (no rate, no date), or the date is years away."""
+    when there is nothing to count yet (an empty project is not finished today), when something is left and
+    nothing was done lately (no rate, no date), or when the date is years away."""
+    if total <= 0:
+        return None
     left = total - done
     if left <= 0:
         return today

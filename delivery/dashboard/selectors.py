@@ -22,7 +22,7 @@ from cabling.models import Cable, CableEnd
 from cabling.selectors import FloorProgress, TechnicianDay, floor_progress, work_since
 from core.choices import ACTIVE_JOB_STATUSES
 from delivery.choices import SATISFIED_STAGE_STATUSES, UNRESOLVED_PUNCH_STATUSES, StageStatus
-from delivery.dashboard.charts import RATE_WINDOW_DAYS, Series, forecast_finish, latest_forecast
+from delivery.dashboard.charts import RATE_WINDOW_DAYS, Series, forecast_finish
 from delivery.models import ChecklistItem, PunchItem, Stage
 from delivery.punch.selectors import punch_item_list
 from delivery.stages.selectors import current_stage, stage_list
@@ -38,6 +38,10 @@ from validation.models import CheckResult, CheckRun
 
 CABLES_SERIES = "cables verified"
 LINKS_SERIES = "links passing"
+# The stages whose work has a rate the dashboard measures: each forecasts from its own series only. The others
+# have no rate ("not enough data"), whatever the other stages' pace.
+STAGE_SERIES = {CABLING: CABLES_SERIES, LINK_CHECKS: LINKS_SERIES}
+BLOCKERS_SHOWN = 3  # the first items a stage's gate misses, in the headline
 PUNCH_SHOWN = 5  # the oldest unresolved punch items; the punch list has the rest
 RUNS_SHOWN = 20  # check runs in progress and finished today, each; more are on the checks page
 
@@ -58,6 +62,7 @@ class StageProgress:
     stage: Stage
     total: int
     missing: int
+    forecast: date | None = None  # at its own rate, for a stage whose work a series counts
 
     @property
     def done(self) -> int:
@@ -95,7 +100,9 @@ def _gate_totals(*, floor: FloorProgress, gpu_nodes: int, cables: Series, links:
     }
 
 
-def stage_progress(stages: list[Stage], *, totals: dict[str, int], checklist_sizes: dict[int, int]):
+def stage_progress(stages: list[Stage], *, totals: dict[str, int], checklist_sizes: dict[int, int],
+                   forecasts: dict[str, date | None] | None = None):
+    """Each stage's bar: how much of its gate's work is done of how much, and its forecast by gate key."""
     rows = []
     for stage in stages:
         if stage.is_checklist:
@@ -103,7 +110,8 @@ def stage_progress(stages: list[Stage], *, totals: dict[str, int], checklist_siz
         else:
             total = totals.get(stage.gate_key) or 1
         missing = stage.gate_missing_count if stage.gate_passed is False else (0 if stage.gate_passed else total)
-        rows.append(StageProgress(stage=stage, total=total, missing=min(missing, total)))
+        rows.append(StageProgress(stage=stage, total=total, missing=min(missing, total),
+                                  forecast=(forecasts or {}).get(stage.gate_key)))
     return rows
 
 
@@ -213,14 +221,59 @@ def burnup_rows(series: list[Series], *, limit: int = 30) -> list[BurnupRow]:
 # --- the dashboard ----------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Headline:
+    """Where the delivery stands, first on the dashboard: the current stage, what holds it, and when it
+    finishes at its own rate (None: not enough data, no rate of its own or nothing done lately)."""
+
+    stage: Stage | None
+    blockers: list[str]
+    forecast: date | None
+    has_rate: bool  # the stage's work is counted by a series (cabling, link checks)
+    target: date | None
+
+    @property
+    def late_by(self) -> int | None:
+        """Days the forecast lies past the target (0 or less: on time); None without either."""
+        if self.forecast is None or self.target is None:
+            return None
+        return (self.forecast - self.target).days
+
+
+def stage_blockers(stage: Stage, stages: list[Stage]) -> list[str]:
+    """What holds a stage, in words: its reason when blocked, the stages it waits for, its gate's summary and
+    the first items the gate misses."""
+    done = {s.key for s in stages if s.status in SATISFIED_STAGE_STATUSES}
+    titles = {s.key: s.title for s in stages}
+    found = [stage.status_reason] if stage.status == StageStatus.BLOCKED and stage.status_reason else []
+    waits = [titles.get(key, key) for key in stage.depends_on or [] if key not in done]
+    if waits:
+        found.append(f"Waits for {', '.join(waits)}.")
+    if stage.gate_passed is False:
+        if stage.gate_summary and stage.gate_summary not in found:
+            found.append(stage.gate_summary)
+        for item in (stage.gate_missing or [])[:BLOCKERS_SHOWN]:
+            if isinstance(item, dict) and item.get("label"):
+                found.append(f"{item['label']}: {item.get('reason', '')}".rstrip(": "))
+    return found
+
+
+def headline_of(stages: list[Stage], forecasts: dict[str, date | None], *, target: date | None) -> Headline:
+    current = current_stage(stages)
+    series = STAGE_SERIES.get(current.gate_key) if current else None
+    return Headline(stage=current, blockers=stage_blockers(current, stages) if current else [],
+                    forecast=forecasts.get(series) if series else None, has_rate=series is not None, target=target)
+
+
 @dataclass
 class Dashboard:
     stages: list[StageProgress]
     current: Stage | None
     floor: FloorProgress
     series: list[Series]
-    forecasts: dict[str, date | None]
-    finish: date | None  # when both series finish at their current rates
+    forecasts: dict[str, date | None]  # by series
+    headline: Headline
+    stage_forecasts: dict[str, date | None]  # by stage key, for the stages with a series of their own
     first_day: date
     today: date
     people: list[TechnicianDay] | None  # None: not shown to this role
@@ -267,9 +320,11 @@ def project_dashboard(*, user, project: Project, show_people: bool = True) -> Da
     people = work_since(user=user, project=project, since=today_start)
     active, finished = _check_runs(user, project, today_start)
     return Dashboard(
-        stages=stage_progress(stages, totals=totals, checklist_sizes=_checklist_sizes(stages)),
+        stages=stage_progress(stages, totals=totals, checklist_sizes=_checklist_sizes(stages),
+                              forecasts={key: forecasts[name] for key, name in STAGE_SERIES.items()}),
         current=current_stage(stages), floor=floor, series=[cables, links], forecasts=forecasts,
-        finish=latest_forecast(list(forecasts.values())),
+        headline=headline_of(stages, forecasts, target=project.target_date),
+        stage_forecasts={s.key: forecasts[STAGE_SERIES[s.gate_key]] for s in stages if s.gate_key in STAGE_SERIES},
         first_day=min(worked, default=project.start_date or today),
         today=today, people=people if show_people else None, scans_today=sum(p.scans for p in people),
         runs_active=active, runs_finished_today=finished, punch=oldest_punch_items(user=user, project=project),
@@ -286,12 +341,16 @@ class PortfolioRow:
     stages_done: int = 0
     current: Stage | None = None
     blocked: list[Stage] = field(default_factory=list)
-    forecasts: list[date | None] = field(default_factory=list)
+    forecasts: list[date | None] = field(default_factory=list)  # cables verified, links passing
     today: date | None = None
 
     @property
     def forecast(self) -> date | None:
-        return latest_forecast(self.forecasts)
+        """When the current stage finishes at its own rate (None: no rate of its own, or none lately)."""
+        series = STAGE_SERIES.get(self.current.gate_key) if self.current else None
+        if series is None or len(self.forecasts) < 2:
+            return None
+        return self.forecasts[0 if series == CABLES_SERIES else 1]
 
     @property
     def late_by(self) -> int | None:

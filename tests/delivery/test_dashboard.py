@@ -105,7 +105,7 @@ def test_the_burn_up_counts_cables_verified_by_scan_or_fabric_and_links_passing_
     assert board.forecasts["cables verified"] == today  # all verified
     # one of two links in the last 7 days: 1 left at 1/7 a day -> 7 days.
     assert board.forecasts["links passing"] == today + timedelta(days=7)
-    assert board.finish == today + timedelta(days=7)
+    assert board.stage_forecasts == {"cabling": today, "link_checks": today + timedelta(days=7)}
 
 
 def test_a_cable_verified_by_the_fabric_keeps_its_burn_up_day_when_the_fabric_is_compared_again(world, manager):
@@ -234,13 +234,18 @@ def test_the_portfolio_shows_each_project_its_current_stage_blockers_and_forecas
     assert acme.current.key == "racking" and acme.stages_done == 1 and acme.stage_count == 9
     assert {s.key for s in acme.blocked} == {"racking", "cabling"}  # its gate fails; blocked
     # 1 of 2 cables verified in the last week -> 7 days; links: none passing, none lately -> no forecast.
-    assert acme.forecasts == [timezone.localdate() + timedelta(days=7), None] and acme.forecast is None
-    assert rows["LATE-1"].forecast == timezone.localdate()  # nothing planned, nothing left
-    assert rows["LATE-1"].late_by == 3
+    assert acme.forecasts == [timezone.localdate() + timedelta(days=7), None]
+    assert acme.forecast is None  # racking, the current stage, has no rate of its own: not enough data
+    assert rows["LATE-1"].forecasts == [None, None]  # nothing planned: not finished today, no date at all
+    assert rows["LATE-1"].forecast is None and rows["LATE-1"].late_by is None
+    Stage.objects.filter(project=project, key="racking").update(status="done")
+    rows = {row.project.code: row for row in portfolio(user=manager)}
+    assert rows[project.code].current.key == "cabling"
+    assert rows[project.code].forecast == timezone.localdate() + timedelta(days=7)  # cabling's own rate
     html = client_for(manager).get(reverse("delivery:portfolio")).content.decode()
     assert 'data-project="ACME-72"' in html and 'data-project="LATE-1"' in html and "NOT-MINE" not in html
     assert 'data-stage="cabling">Cabling: blocked (Racking reopened.)' in html
-    assert "3 days late" in html
+    assert "not enough data" in html
 
 
 def test_the_portfolio_costs_the_same_for_one_project_as_for_several(world, manager, client_for):
@@ -286,3 +291,55 @@ def test_the_oldest_unresolved_punch_items_show_and_a_customer_sees_only_theirs(
     assert shown == [i.pk for i in items[1:6]]  # the five oldest unresolved, oldest first
     html = client_for(customer).get(url).content.decode()
     assert [int(pk) for pk in re.findall(r'data-punch="(\d+)"', html)] == [items[2].pk, items[4].pk, items[6].pk]
+
+
+# --- the headline ------------------------------------------------------------------------------------
+
+
+def headline_html(client, project) -> str:
+    body = client.get(reverse("delivery:dashboard", args=[project.code])).content.decode()
+    return body[body.index('<section class="card headline'):body.index('id="dash-stages"')]
+
+
+def test_the_dashboard_leads_with_the_current_stage_its_blockers_and_its_own_forecast(world, manager, client_for):
+    """The issue: the first figure was a green forecast of next week while 7 of 9 stages had not started. Now
+    the current stage leads, with what holds it and when it finishes at its own pace."""
+    project = world.project
+    verify(world.c1, at=days_ago(1))
+    gates_recompute(project=project)
+    for key in ("site_readiness", "racking"):
+        Stage.objects.filter(project=project, key=key).update(status="done")
+    Stage.objects.filter(project=project, key="cabling").update(status="in_progress")
+    board = project_dashboard(user=manager, project=project)
+    cabling = Stage.objects.get(project=project, key="cabling")
+    assert board.headline.stage.key == "cabling" and board.headline.has_rate
+    assert board.headline.forecast == timezone.localdate() + timedelta(days=7)  # 1 of 2 cables in the week
+    assert cabling.gate_summary in board.headline.blockers and any("C00002" in b for b in board.headline.blockers)
+    html = headline_html(client_for(manager), project)
+    assert "Now:" in html and "Cabling" in html and "C00002" in html
+    assert f'data-forecast="{board.headline.forecast:%Y-%m-%d}"' in html and "forecast-ok" in html
+    # Past the target: red, and by how many days.
+    project.target_date = timezone.localdate() + timedelta(days=2)
+    project.save()
+    html = headline_html(client_for(manager), project)
+    assert "is-late" in html and "forecast-late" in html and "5 days after the target" in html
+
+
+def test_a_stage_without_a_rate_of_its_own_says_not_enough_data(world, manager, client_for):
+    project = world.project
+    verify(world.c1, at=days_ago(1))  # cabling has a pace; racking, the current stage, has none of its own
+    gates_recompute(project=project)
+    board = project_dashboard(user=manager, project=project)
+    assert board.headline.stage.key == "site_readiness" and board.headline.forecast is None
+    html = headline_html(client_for(manager), project)
+    assert "not enough data" in html and "forecast-ok" not in html
+
+
+def test_an_empty_project_forecasts_nothing(manager, client_for):
+    empty = ProjectFactory(code="EMPTY-1")
+    MembershipFactory(user=manager, project=empty, role=Role.MANAGER)
+    stages_create_from_template(project=empty)
+    board = project_dashboard(user=manager, project=empty)
+    assert board.forecasts == {"cables verified": None, "links passing": None}
+    assert board.headline.forecast is None
+    assert "not enough data" in headline_html(client_for(manager), empty)
