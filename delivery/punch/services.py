@@ -32,6 +32,7 @@ check). An item opened by a failed check still needs a passing check.
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
@@ -200,11 +201,17 @@ class Evidence:
     """The newest thing said about one fault: failing or passing, when, and what the item would show."""
 
     __slots__ = ("fingerprint", "failing", "at", "note", "title", "severity", "source", "object_kind",
-                 "object_id", "object_label", "description")
+                 "object_id", "object_label", "description", "check", "pair", "refresh")
 
     def __init__(self, **fields):
         for name in self.__slots__:
             setattr(self, name, fields.get(name, ""))
+
+
+# A node in this many failing pairs of one check is the cause: one item for the node, listing its pairs,
+# instead of one item per pair (a slow node fails every pair it is in).
+NODE_CAUSE_PAIRS = 2
+PAIRS_LISTED = 40  # in the node's item; the count says how many there are
 
 
 def _result_object(row: dict) -> tuple[str, int, str]:
@@ -259,12 +266,68 @@ def _results_evidence(project: Project, since: datetime | None) -> tuple[dict[st
             note=_fit(f"{check} result #{row['id']} (run #{row['run_id']}): {verdict}.", NOTE_LENGTH),
             title=_fit(f"{label}: {check} {verdict}", TITLE_LENGTH),
             severity=PunchSeverity.MAJOR if row["verdict"] == Verdict.FAIL else PunchSeverity.MINOR,
-            description="\n".join(reasons)[: REASON_LENGTH],
+            description="\n".join(reasons)[: REASON_LENGTH], check=row["run__kind"],
+            pair=((row["device_id"], row["device__name"]), (row["peer_device_id"], row["peer_device__name"]))
+            if kind == PunchObjectKind.NODE_PAIR else "",
         )
         newest = row["finished_at"] if newest is None or row["finished_at"] > newest else newest
     for fingerprint, evidence in found.items():
         evidence.fingerprint = fingerprint
-    return found, newest
+    return _pairs_by_cause(found), newest
+
+
+def _pairs_by_cause(found: dict[str, Evidence]) -> dict[str, Evidence]:
+    """A node in NODE_CAUSE_PAIRS or more failing pairs of one check is their cause: its pairs' evidence
+    becomes one item's, the node's ("gpu-055: 23 pairs fail"), listing them. The node in most failing pairs
+    is taken first, and the pairs it explains leave the count, so a pair of two healthy nodes that fails only
+    with the slow one is not blamed on them. A node whose pairs all pass gives its item passing evidence.
+    Pairs with no such node stay items of their own."""
+    failing = [evidence for evidence in found.values() if evidence.pair and evidence.failing]
+    passing = [evidence for evidence in found.values() if evidence.pair and not evidence.failing]
+    names = {node_id: name for evidence in (*failing, *passing) for node_id, name in evidence.pair}
+    grouped = dict(found)
+    blamed = set()  # (check, node id) with failing pairs, whether grouped or not
+    for check in {evidence.check for evidence in failing}:
+        left = [evidence for evidence in failing if evidence.check == check]
+        blamed |= {(check, node_id) for evidence in left for node_id, _ in evidence.pair}
+        while left:
+            counts = Counter(node_id for evidence in left for node_id, _ in evidence.pair)
+            node_id, count = min(counts.items(), key=lambda item: (-item[1], names[item[0]]))
+            if count < NODE_CAUSE_PAIRS:
+                break
+            pairs = [evidence for evidence in left if node_id in (evidence.pair[0][0], evidence.pair[1][0])]
+            left = [evidence for evidence in left if evidence not in pairs]
+            for evidence in pairs:
+                grouped.pop(evidence.fingerprint, None)
+            grouped.update(_node_evidence(check, node_id, names[node_id], pairs, failing=True))
+    passing_nodes: dict[tuple[str, int], list[Evidence]] = {}
+    for evidence in passing:
+        for node_id, _ in evidence.pair:
+            passing_nodes.setdefault((evidence.check, node_id), []).append(evidence)
+    for (check, node_id), pairs in passing_nodes.items():
+        if (check, node_id) not in blamed:
+            grouped.update(_node_evidence(check, node_id, names[node_id], pairs, failing=False))
+    return grouped
+
+
+def _node_evidence(check: str, node_id: int, name: str, pairs: list[Evidence], *, failing: bool) -> dict:
+    label = CheckKind(check).label if check in CheckKind.values else check
+    newest = max(pairs, key=lambda evidence: evidence.at)
+    others = sorted(other for evidence in pairs for other_id, other in evidence.pair if other_id != node_id)
+    listed = ", ".join(others[:PAIRS_LISTED]) + (f" and {len(others) - PAIRS_LISTED} more" if len(others) > PAIRS_LISTED
+                                                 else "")
+    fingerprint = _fingerprint(f"{check}:node:{node_id}")
+    verdict = "fail" if failing else "pass"
+    evidence = Evidence(
+        fingerprint=fingerprint, failing=failing, at=newest.at, object_kind=PunchObjectKind.DEVICE, object_id=node_id,
+        object_label=_fit(name, LABEL_LENGTH), source=PunchSource.CHECK_RESULT, check=check, refresh=failing,
+        note=_fit(f"{label}: {len(pairs)} pair{'s' if len(pairs) != 1 else ''} with {name} {verdict}.", NOTE_LENGTH),
+        title=_fit(f"{name}: {label} fails on {len(pairs)} pairs (the node is the common cause)", TITLE_LENGTH),
+        severity=max((evidence.severity for evidence in pairs), key=lambda s: s == PunchSeverity.MAJOR),
+        description=_fit(f"Every failing pair of {label} with {name}: {listed}.\n\n{newest.description}",
+                         REASON_LENGTH),
+    )
+    return {fingerprint: evidence}
 
 
 def _topology_evidence(project: Project) -> dict[str, Evidence]:
@@ -307,6 +370,8 @@ def _apply(item: PunchItem, evidence: Evidence) -> str | None:
     item.evidence_at, item.evidence_note = evidence.at, evidence.note
     if evidence.object_kind == PunchObjectKind.MISWIRE:
         item.object_id = evidence.object_id  # the comparison that saw it last
+    if evidence.refresh:  # an item for a cause (a node's pairs): the latest run says which pairs, how many
+        item.title, item.description = evidence.title, evidence.description
     if evidence.failing:
         item.passing_since = None
         if item.status == PunchStatus.FIXED and item.fixed_at and evidence.at > item.fixed_at:
@@ -508,7 +573,7 @@ def punch_items_sync_from_evidence(*, project: Project) -> dict[str, int]:
             if why in QUIET:  # no history row per re-run that says the same thing
                 PunchItem.objects.filter(pk=item.pk).update(
                     evidence_at=item.evidence_at, evidence_note=item.evidence_note, object_id=item.object_id,
-                    passing_since=item.passing_since)
+                    passing_since=item.passing_since, title=item.title, description=item.description)
                 continue
             _save(item, user=None, why=why)
             if item.status == PunchStatus.VERIFIED and before != PunchStatus.VERIFIED:

@@ -191,3 +191,62 @@ def test_evidence_changed_runs_the_sync_in_the_gates_recompute_task(world, djang
     with django_capture_on_commit_callbacks(execute=True):
         evidence_changed_send(project_id=world.project.pk, what="check_run")
     assert PunchItem.objects.filter(project=world.project, fingerprint=f"link_health:cable:{world.c1.pk}").exists()
+
+
+# --- one item per cause ----------------------------------------------------------------------------------
+
+
+def matrix(world, nodes, verdicts: dict, *, at=None):
+    """A finished bandwidth-matrix run with one result per pair ({(a, b): verdict}) of `nodes` (devices)."""
+    at = at or timezone.now()
+    run = CheckRun.objects.create(project=world.project, kind=CheckKind.BANDWIDTH_MATRIX, status=JobStatus.DONE,
+                                  progress_total=len(verdicts), progress_done=len(verdicts), finished_at=at)
+    for (a, b), verdict in verdicts.items():
+        CheckResult.objects.create(
+            run=run, target_key=f"{nodes[a].name}~{nodes[b].name}", status=ResultStatus.DONE, device=nodes[a],
+            peer_device=nodes[b], verdict=verdict, finished_at=at,
+            reasons=[{"level": verdict, "text": "GPU RDMA 210 Gb/s below 350."}] if verdict == Verdict.FAIL else [],
+        )
+    return run
+
+
+@pytest.fixture
+def nodes(world):
+    from inventory.choices import DeviceRole
+    from inventory.services import device_create
+    from tests.factories import RackFactory, gpu_server_model
+
+    racks = [RackFactory(project=world.project, site=world.servers_rack.site, name=f"M0{r}", row="M", position=r)
+             for r in (1, 2)]
+    return [device_create(project=world.project, hardware_model=gpu_server_model(), name=f"node-{n}",
+                          rack=racks[n // 4], position_u=1 + 10 * (n % 4), role=DeviceRole.GPU_NODE) for n in range(5)]
+
+
+def test_a_slow_node_is_one_item_listing_its_pairs_and_a_rerun_updates_it(world, nodes, technician):
+    """The issue: one slow node opened 23 items, one per pair. Node 0 fails every pair it is in; the pair of
+    nodes 3 and 4 fails on its own (no node in two failing pairs): one item each, the node's listing its pairs."""
+    pairs = {(a, b): Verdict.FAIL if a == 0 or (a, b) == (3, 4) else Verdict.PASS
+             for a in range(5) for b in range(a + 1, 5)}
+    matrix(world, nodes, pairs, at=timezone.now() - timedelta(hours=2))
+    sync(world)
+    by_kind = {item.object_kind: item for item in items(world)}
+    assert len(by_kind) == 2
+    node_item, pair_item = by_kind[PunchObjectKind.DEVICE], by_kind[PunchObjectKind.NODE_PAIR]
+    assert (node_item.object_kind, node_item.object_id, node_item.object_label) == (
+        PunchObjectKind.DEVICE, nodes[0].pk, "node-0")
+    assert "fails on 4 pairs" in node_item.title and "node-1, node-2, node-3, node-4" in node_item.description
+    assert pair_item.object_kind == PunchObjectKind.NODE_PAIR and pair_item.object_label == "node-3 ↔ node-4"
+    # A re-run after a partial fix: node 0 still fails with two of them; the same item says so, quietly.
+    history = node_item.history.count()
+    matrix(world, nodes, {**pairs, (0, 1): Verdict.PASS, (0, 2): Verdict.PASS})
+    sync(world)
+    node_item.refresh_from_db()
+    assert len(items(world)) == 2 and "fails on 2 pairs" in node_item.title
+    assert "node-3, node-4" in node_item.description and "node-1" not in node_item.description
+    assert node_item.history.count() == history  # no history row per re-run that says the same thing
+    # Fixed, then every pair of node 0 passes: its item is verified by the evidence.
+    punch_item_set_status(item=node_item, user=technician, status=PunchStatus.FIXED, note="new NIC")
+    matrix(world, nodes, {pair: Verdict.PASS for pair in pairs}, at=timezone.now() + timedelta(minutes=1))
+    sync(world)
+    node_item.refresh_from_db()
+    assert node_item.status == PunchStatus.VERIFIED
