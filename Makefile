@@ -46,7 +46,8 @@ worker: $(RUN_STAMP)
 	@test -n "$$CELERY_BROKER_URL" || { echo "make worker needs CELERY_BROKER_URL, e.g. CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make worker"; exit 1; }
 	$(BIN)/celery -A bringup worker --loglevel=info --concurrency=2
 
-# Celery beat: sends the soak tick (validation.tasks.soak_tick) every SOAK_TICK_SECONDS; run exactly one.
+# Celery beat: sends the soak tick (validation.tasks.soak_tick) every SOAK_TICK_SECONDS and the check-run sweep
+# (validation.tasks.check_runs_sweep) every CHECK_SWEEP_SECONDS (bringup/celery.py); run exactly one.
 beat: $(RUN_STAMP)
 	@test -n "$$CELERY_BROKER_URL" || { echo "make beat needs CELERY_BROKER_URL, e.g. CELERY_BROKER_URL=redis://127.0.0.1:6379/0 make beat"; exit 1; }
 	@mkdir -p var

@@ -49,7 +49,7 @@ SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or embedded_secret_key()
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS")
 
-# Behind a TLS proxy (README, "Settings"): all off by default, so the embedded set-up works over plain
+# Behind a TLS proxy (docs/operations.md, "Settings"): all off by default, so the embedded set-up works over plain
 # http on 127.0.0.1; `manage.py check --deploy` is clean with the documented production values.
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SECURE_SSL_REDIRECT", False)
 SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_SECURE_HSTS_SECONDS", "0"))

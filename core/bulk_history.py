@@ -11,9 +11,9 @@ bulk_history_create it sends no signal and honours SIMPLE_HISTORY_ENABLED.
 import: the rows written by the ORM's bulk_create / bulk_update, then their history rows ("+" created, "~"
 changed) copied by the database in a statement per 2,000 rows, all with one date, the author and a reason
 that names the bulk operation ("Fabric plan X applied", "Imported from inventory.xlsx"), which is what an
-object's history page shows (core.history). Measured at 1,024 servers (docs/architecture.md, "Bulk writes
-and their history"): the history of 100,000 ports, 24,576 cables and 49,152 ends costs a few seconds this
-way, against most of the apply's minute through simple_history's Python-side bulk_history_create.
+object's history page shows (core.history). Measured at 1,024 servers (docs/performance.md, "What made each
+figure"): the history of 100,000 ports, 24,576 cables and 49,152 ends costs a few seconds this way, against
+most of the apply's minute through simple_history's Python-side bulk_history_create.
 
 On PostgreSQL a write and its history rows can be one statement (a data-modifying CTE whose history INSERT
 copies what the UPDATE returns, so the rows are found once and no id goes to the database and back):

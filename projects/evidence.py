@@ -6,7 +6,7 @@ landed. Senders call `evidence_changed_send` from their services with the projec
 (delivery.apps) recomputes the project's gates in a task once the transaction commits, so a
 rolled-back write asks for nothing and a page view never recomputes anything.
 
-(A module of its own rather than delivery/signals.py, which holds the API token's receivers.)
+(A module of its own rather than projects/signals.py, which holds the API token's receivers.)
 """
 
 from django.dispatch import Signal

@@ -1,8 +1,8 @@
 """The gate registry: what each stage's gate asks of the data, contributed by the app that owns the data.
 
-`delivery` is what every domain app imports (projects, access), so it cannot import them back to ask
+`projects` is what every domain app imports (projects, access), so it cannot import them back to ask
 "is every cable verified?". Instead, like the admin site collecting ModelAdmins, it keeps a registry that
-each domain app fills in its `AppConfig.ready()`:
+each domain app (and delivery, for acceptance) fills in its `AppConfig.ready()`:
 
     from projects.gates import GateOutcome, register_gate
     register_gate("inventory.racking", racking_gate, title="Every device racked and confirmed by scan")

@@ -1,4 +1,4 @@
-"""Hand-written SQL lives behind one fence (docs/architecture.md, "Hand-written SQL behind one fence"): a `sql`
+"""Hand-written SQL lives behind one fence (docs/architecture.md, "Hand-written SQL and the bulk writers"): a `sql`
 module per app (`<app>/sql.py`) and core's bulk writers (core.rows, core.bulk_history), nowhere else. Every
 other module reaches the database through the ORM or through a named function of those modules.
 

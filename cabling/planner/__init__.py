@@ -7,7 +7,7 @@ Pure Python (no Django, no database), so it is fast and testable on its own:
     result.summary()["switches"]  # {"compute": {"leaf": 8, "spine": 4, "super_spine": 0}}
 
 `plan` raises SpecError or PlanError (both ValueError, with `.errors`, one readable message each) and
-never returns a plan that fails its checks. The YAML format is in the README ("The cluster spec").
+never returns a plan that fails its checks. The YAML format is in docs/fabric-plan.md ("The cluster spec").
 """
 
 from __future__ import annotations

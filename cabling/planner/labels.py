@@ -5,7 +5,7 @@ order (network, tier, A device, A port): `C00001` is the first compute cable. Ea
 tag `rack-U-device-port` (U of the device's top unit, two digits): `A01-U37-gpu-001-ib0`,
 `N01-U04-ib-leaf-01-p1`. The printed label at an end reads the cable label, this end's tag, then the
 far end(s). The same spec always gives the same labels; adding servers to one network does not
-renumber the others. See the README ("Labels").
+renumber the others. See docs/fabric-plan.md ("Labels").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Every error names the field path it is about (`networks.compute.scalable_unit: expected a positive
 integer`), and the loader reports every field error it finds, not only the first. The format is
-documented in the README ("The cluster spec").
+documented in docs/fabric-plan.md ("The cluster spec").
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@
 - evidence: states that follow the evidence (`cables_link_observe`, `ports_move`);
   fabric_states: a whole comparison's (`cables_fabric_record`).
 
-The fabric planner itself (pure Python) is cabling.planner; its spec format is in the README.
+The fabric planner itself (pure Python) is cabling.planner; its spec format is in docs/fabric-plan.md.
 """
 
 from .cable_ends import cable_end_repatch

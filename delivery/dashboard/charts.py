@@ -2,7 +2,7 @@
 project's target date, with the date at which the current rate finishes.
 
 Pure functions of plain numbers and dates (no Django, no models), like validation.charts whose scales and
-SVG rendering they reuse: the dashboard's selectors (delivery/dashboard.py) count by day in the
+SVG rendering they reuse: the dashboard's selectors (delivery/dashboard/selectors.py) count by day in the
 database, these turn the counts into cumulative series, forecasts and a picture, and the page prints the
 same figures as a table beside it. Marks a test may look for carry a class and data- attributes: points
 (`point`, data-series, data-day, data-value), the totals (`total`), the target date (`target`) and each

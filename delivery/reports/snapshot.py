@@ -53,7 +53,7 @@ def cluster_counts(project: Project) -> dict[str, int]:
 
 
 def snapshot_meta(*, project: Project, version: ReportVersion) -> dict:
-    """The meta record (the contract in delivery/reports.py and the common brief), without its "t"/"schema"."""
+    """The meta record (the contract in projects/reports.py and the common brief), without its "t"/"schema"."""
     who = version.requested_by
     return {
         "report": {

@@ -1,4 +1,4 @@
-"""The production settings the README documents make `check --deploy` clean, and the embedded default
+"""The production settings docs/operations.md documents make `check --deploy` clean, and the embedded default
 is safe: debug off, a secret key of its own kept under var/."""
 
 import os

@@ -1,4 +1,4 @@
-"""The project's activity feed (/p/<code>/activity/, delivery/activity.py): events merged from the rows
+"""The project's activity feed (/p/<code>/activity/, delivery/activity/): events merged from the rows
 the delivery keeps (stages started, completed and reopened, waivers, punch items, report versions, check
 runs, topology comparisons, scans), newest first, paged, in the same number of queries for one event as
 for many; a customer never sees internal punch items, why a stage reopened, or who scanned; outsiders 404."""

@@ -1,4 +1,4 @@
-"""Email notifications (delivery/notifications.py) through Django's email backend: sent after commit to
+"""Email notifications (delivery/notifications/) through Django's email backend: sent after commit to
 the project's members whose role hears of the kind and who did not turn it off, never to anyone outside the
 project; one email per event with a link. A stage completed and a report version rendered (for real) and
 signed; the settings page (/account/notifications/) as its user, anonymous and someone naming a project
