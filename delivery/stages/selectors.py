@@ -3,6 +3,7 @@ of the user for the API. Each is a fixed number of queries whatever the number o
 
 from __future__ import annotations
 
+from django.apps import apps
 from django.db.models import Prefetch, QuerySet
 from django.shortcuts import get_object_or_404
 
@@ -70,3 +71,40 @@ def checklist_items_visible(*, user) -> QuerySet[ChecklistItem]:
     return scope_to_user(ChecklistItem.objects.all(), user, "stage__project").select_related(
         "stage__project", "confirmed_by"
     )
+
+
+# How a waiver names what it covers, by the ref's model (app_label.model): the fields that say what the object
+# is to a person, and how to scope it to the project. Anything else keeps its ref.
+REF_NAMES = {
+    "cabling.cable": (("label",), "project"),
+    "inventory.device": (("name",), "project"),
+    "inventory.port": (("device__name", "name"), "device__project"),
+    "inventory.optic": (("serial",), "project"),
+    "inventory.rack": (("name",), "project"),
+    "delivery.checklistitem": (("text",), "stage__project"),
+}
+
+
+def ref_labels(refs, *, project: Project) -> dict[str, str]:
+    """What each ref ("cabling.cable:962") names, in words a person reads ("cable C00962", "port gpu-001:ib0"):
+    one query per kind of object, only the project's objects (a ref of another project keeps its ref)."""
+    wanted: dict[str, dict[int, str]] = {}
+    for ref in refs:
+        label, _, pk = str(ref).partition(":")
+        if label in REF_NAMES and pk.isdigit():
+            wanted.setdefault(label, {})[int(pk)] = ref
+    found = {}
+    for label, by_pk in wanted.items():
+        fields, scope = REF_NAMES[label]
+        model = apps.get_model(label)
+        noun = model._meta.verbose_name
+        rows = model._default_manager.filter(pk__in=list(by_pk), **{scope: project}).values_list("pk", *fields)
+        for pk, *parts in rows:
+            found[by_pk[pk]] = f"{noun} {':'.join(str(part) for part in parts)}"
+    return found
+
+
+def waivers_named(waivers: list[Waiver], *, project: Project) -> list[tuple[Waiver, list[str]]]:
+    """Each waiver with the names of the items it covers (its refs where an object is gone)."""
+    labels = ref_labels({ref for waiver in waivers for ref in waiver.items or []}, project=project)
+    return [(waiver, [labels.get(ref, ref) for ref in waiver.items or []]) for waiver in waivers]

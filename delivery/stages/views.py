@@ -16,7 +16,7 @@ from django.views.generic import TemplateView
 from delivery.choices import SATISFIED_STAGE_STATUSES, StageStatus
 from delivery.models import ChecklistItem
 from delivery.stages import services
-from delivery.stages.selectors import current_stage, stage_detail, stage_jobs, stage_list
+from delivery.stages.selectors import current_stage, stage_detail, stage_jobs, stage_list, waivers_named
 from delivery.stages.work import STAGE_RUNNERS
 from projects.access import Capability, ProjectViewMixin, can
 
@@ -77,16 +77,22 @@ class StageDetailView(ProjectViewMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         stage = stage_detail(user=self.request.user, project=self.project, key=kwargs["key"])
+        waivers = list(stage.waivers.all())
+        covered = services.waivers_cover(stage, waivers)
         context.update(
             stage=stage,
             checklist=list(stage.checklist.all()),
-            waivers=list(stage.waivers.all()),
+            waivers=waivers_named(waivers, project=self.project),
+            # A missing item a waiver covers shows as waived: by its ref, or all of them when the waivers cover
+            # the gate as it stands.
+            waived_refs={ref for waiver in waivers for ref in waiver.items or []},
+            all_waived=covered and stage.gate_passed is False,
             jobs=stage_jobs(stage=stage),
             unmet=services.unmet_dependencies(stage),
             can_confirm=can(self.request.user, Capability.RUN_CHECKS, self.project),
             can_start=stage.status == StageStatus.NOT_STARTED,
             can_finish=stage.status not in SATISFIED_STAGE_STATUSES,
-            covered=services.waivers_cover(stage, list(stage.waivers.all())),
+            covered=covered,
             runners=STAGE_RUNNERS,
             skip_form=SkipForm(),
             waiver_form=WaiverForm(stage=stage),

@@ -481,3 +481,36 @@ def test_the_stages_page_query_count_does_not_grow(world, client_for, manager, d
     gates_recompute(project=project)
     with django_assert_num_queries(few):
         assert client.get(url).status_code == 200
+
+
+def test_a_waiver_names_its_items_and_the_gate_shows_them_waived(world, manager, client_for):
+    """The issue: a waiver showed as `cabling.cable:962` and its items stayed in the missing list as if
+    nothing had been decided. The stage page names them (device, port, cable, checklist item) and marks the
+    gate's missing items a waiver covers."""
+    from delivery.stages.selectors import ref_labels
+    from inventory.models import Device, Port
+
+    gates_recompute(project=world.project)
+    stage_complete(stage=stage(world.project, "site_readiness"), user=manager)
+    racking = stage(world.project, "racking")
+    waived, kept = refs(racking)[:1], refs(racking)[1:]
+    waiver_record(stage=racking, user=manager, items=waived, reason="Racked by the customer's staff.")
+    device = Device.objects.get(pk=int(waived[0].split(":")[1]))
+    port = Port.objects.filter(device=device).first()
+    assert ref_labels([f"inventory.port:{port.pk}", f"cabling.cable:{world.c1.pk}", "inventory.device:999999",
+                       "gate:no-topology-comparison"], project=world.project) == {
+        f"inventory.port:{port.pk}": f"port {device.name}:{port.name}", f"cabling.cable:{world.c1.pk}": "cable C00001"}
+    body = client_for(manager).get(reverse("stages:detail", args=[world.project.code, "racking"])).content.decode()
+    record = body[body.index('class="waiver-record"'):].split("</p>")[0]
+    assert f"device {device.name}" in record and waived[0] not in record
+    gate = body[body.index('id="gate"'):body.index('</section>', body.index('id="gate"'))]
+    assert gate.count('class="waived"') == 1 and f">{device.name}</a>" in gate.split('class="waived"')[1][:400]
+    assert gate.count("<li") == len(kept) + 1  # the others still missing, plainly
+
+
+def test_another_projects_object_keeps_its_ref(world, other_project):
+    from delivery.stages.selectors import ref_labels
+    from tests.factories import RackFactory
+
+    theirs = RackFactory(project=other_project)
+    assert ref_labels([f"inventory.rack:{theirs.pk}"], project=world.project) == {}
