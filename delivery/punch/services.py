@@ -117,8 +117,11 @@ def _clean_fields(*, title: str, severity: str, description: str, due_date, assi
         errors["assignee"] = "Assign a technician or a manager of this project."
     if errors:
         raise ValidationError(errors)
-    return {"title": title, "severity": severity, "description": (description or "").strip(),
-            "due_date": due_date, "assignee": assignee}
+    # A browser sends a textarea's lines ending in CR LF: stored as the sync and the API write them (LF), so
+    # saving a form with an untouched description changes nothing.
+    description = (description or "").replace("\r\n", "\n").replace("\r", "\n").strip()
+    return {"title": title, "severity": severity, "description": description, "due_date": due_date,
+            "assignee": assignee}
 
 
 @transaction.atomic
@@ -150,11 +153,15 @@ def punch_item_update(*, item: PunchItem, user, title: str, severity: str, descr
     item = PunchItem.objects.select_for_update().select_related("project").get(pk=item.pk)
     fields = _clean_fields(title=title, severity=severity, description=description, due_date=due_date,
                            assignee=assignee, project=project)
+    changed = [name for name, value in fields.items() if getattr(item, name) != value]
     if customer_visible is not None and customer_visible != item.customer_visible:
         require(user, Capability.MANAGE_PROJECT, project, "Only a manager shows an item to the customer or hides it.")
         item.customer_visible = customer_visible
-    for name, value in fields.items():
-        setattr(item, name, value)
+        changed.append("customer_visible")
+    if not changed:
+        return item  # nothing changed: no save, and no history row saying something did
+    for name in changed:
+        setattr(item, name, fields.get(name, getattr(item, name)))
     return _save(item, user=user, why="edited")
 
 

@@ -137,3 +137,22 @@ def test_the_stages_page_and_the_project_home_link_the_punch_list(world, client_
     for page in (reverse("stages:list", args=[world.project.code]),
                  reverse("delivery:project-home", args=[world.project.code])):
         assert url("list", world.project) in client.get(page).content.decode()
+
+
+def test_saving_an_assignment_records_only_the_assignment(world, client_for, manager, technician):
+    """The issue: saving an assignment recorded a description change nobody made (the browser sends the
+    textarea's lines ending in CR LF). Only the assignee changes; saving again unchanged writes nothing."""
+    from delivery.punch.services import punch_item_open
+
+    item = punch_item_open(project=world.project, user=technician, title="Dirty fibre",
+                           description="Rx power -11 dBm on lane 2.\nCleaned once already.")
+    form = {"title": item.title, "severity": item.severity, "description": item.description.replace("\n", "\r\n"),
+            "assignee": technician.pk, "due_date": "", "customer_visible": ""}
+    client = client_for(manager)
+    assert client.post(url("edit", world.project, item.pk), form).status_code == 302
+    item.refresh_from_db()
+    newest, before = item.history.all()[:2]
+    assert [change.field for change in newest.diff_against(before).changes] == ["assignee"]
+    assert item.description == "Rx power -11 dBm on lane 2.\nCleaned once already."
+    client.post(url("edit", world.project, item.pk), form)
+    assert item.history.count() == 2  # opened, assigned: an unchanged save is no change
