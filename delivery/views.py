@@ -1,9 +1,11 @@
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.views.generic import ListView, TemplateView
 
+from delivery.project_setup.selectors import next_steps
 from delivery.selectors import project_overview
 from delivery.stages.selectors import current_stage, stage_list
 from projects.access import ProjectViewMixin
+from projects.choices import Role
 from projects.selectors import project_list, project_members
 
 
@@ -25,4 +27,7 @@ class ProjectHomeView(ProjectViewMixin, TemplateView):
         stages = list(stage_list(user=self.request.user, project=self.project))
         context["stage_count"], context["current_stage"] = len(stages), current_stage(stages)
         context["stages_done"] = sum(1 for s in stages if s.status in ("done", "skipped"))
+        if self.role != Role.CUSTOMER:  # what the team still has to set up; until every step is done
+            steps = next_steps(project=self.project)
+            context["next_steps"] = steps if not all(step.done for step in steps) else []
         return context

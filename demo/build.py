@@ -63,7 +63,7 @@ from inventory.services import device_update, devices_create_bulk, optic_save, o
 from inventory.services.catalogue import catalogue_load_shipped
 from projects.choices import ProjectStatus, Role
 from projects.models import Membership, Project
-from projects.services import membership_set, project_create, user_ensure
+from projects.services import membership_set, project_create, project_creator_grant, user_ensure
 
 DEMO_CODE = "DEMO-72"
 LAB_CODE = "LAB-8"
@@ -455,6 +455,9 @@ def _users_ensure(*, projects: dict[str, Project], result: DemoResult) -> None:
             if current != plan.role:
                 membership_set(project=project, user=user, role=plan.role)
                 result.count("memberships", 1)
+            # The demo's managers start projects too (/projects/new/): a granted permission, asked once.
+            if plan.role == Role.MANAGER and not user.has_perm("projects.add_project"):
+                project_creator_grant(user=user)
         result.count("users", int(is_new))
         role = "staff superuser" if plan.is_superuser else plan.role
         # Asked every run, so a second `make run` still prints the logins that work.

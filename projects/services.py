@@ -80,3 +80,13 @@ def user_ensure(
         user.is_staff = user.is_superuser = True
         user.save(update_fields=["is_staff", "is_superuser"])
     return user
+
+
+@transaction.atomic
+def project_creator_grant(*, user) -> None:
+    """Let `user` create projects from the site (the `projects.add_project` permission): what an
+    administrator gives the managers who start deliveries. Granting it twice changes nothing."""
+    from django.contrib.auth.models import Permission
+
+    permission = Permission.objects.get(content_type__app_label="projects", codename="add_project")
+    user.user_permissions.add(permission)

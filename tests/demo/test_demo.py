@@ -531,3 +531,14 @@ def test_the_readme_figures_are_read_where_they_stand():
         "in-band cables": 90, "out-of-band cables": 44, "installed cables": 7, "optics": 2000,
         "optics in stock": 1990, "optics installed": 10,
     }
+
+
+def test_the_demos_manager_may_create_projects(demo, client_for):
+    """The issue: the demo's `manager` got 403 on /projects/new/. Managers who start deliveries are granted the
+    capability; the demo's is."""
+    from django.contrib.auth import get_user_model
+
+    manager = get_user_model().objects.get(username="manager")
+    assert client_for(manager).get(reverse("delivery:project-create")).status_code == 200
+    technician = get_user_model().objects.get(username="technician")
+    assert client_for(technician).get(reverse("delivery:project-create")).status_code == 403
