@@ -1,6 +1,7 @@
 """The report's tasks redelivered or late (acks_late: a lost worker's message comes back): a stored file the row
-names is never replaced, the signed copies are made once, a version queued before the customer signed another
-never renders (a version asked for after it is an as-built addendum), and a check run still running does not hide the failures of the one before it."""
+names is never replaced, the signed copies are made once, a version queued before the customer accepted
+another never renders (a version asked for after it is an as-built addendum), and a check run still running
+does not hide the failures of the one before it."""
 
 # ruff: noqa: F811  (the fixtures imported from test_report_versions are parameters here)
 from __future__ import annotations
