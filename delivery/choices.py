@@ -69,4 +69,44 @@ class NotificationKind(models.TextChoices):
     STAGE_COMPLETED = "stage_completed", "A stage is completed"
     STAGE_REGRESSED = "stage_regressed", "A stage reopens (its gate no longer passes)"
     REPORT_READY = "report_ready", "An acceptance report version is ready"
+    REPORT_ISSUED = "report_issued", "An acceptance report version is issued for acceptance"
     REPORT_SIGNED = "report_signed", "The acceptance report is signed"
+    REPORT_REJECTED = "report_rejected", "The customer rejects an acceptance report version"
+
+
+class ReportState(models.TextChoices):
+    """Where a version of the acceptance report stands with the customer. A draft is rendered (or being
+    rendered) and not issued; a manager issues one for acceptance; the customer accepts it (plainly or with
+    exceptions) or rejects it; an issued version no one decided on is superseded when a later one is issued.
+    An as-built addendum (made after an acceptance) stays a draft: it records changes, nobody signs it."""
+
+    DRAFT = "draft", "Draft"
+    ISSUED = "issued", "Issued for acceptance"
+    ACCEPTED = "accepted", "Accepted"
+    ACCEPTED_WITH_EXCEPTIONS = "accepted_with_exceptions", "Accepted with exceptions"
+    REJECTED = "rejected", "Rejected"
+    SUPERSEDED = "superseded", "Superseded"
+
+
+# A version in one of these states is the project's accepted report: final, and at most one per project.
+ACCEPTED_REPORT_STATES = frozenset({ReportState.ACCEPTED, ReportState.ACCEPTED_WITH_EXCEPTIONS})
+# Versions that went to the customer: a draft older than one of these can no longer be issued.
+ISSUED_REPORT_STATES = frozenset({ReportState.ISSUED, ReportState.REJECTED, ReportState.SUPERSEDED,
+                                  *ACCEPTED_REPORT_STATES})
+
+
+class ReportDecision(models.TextChoices):
+    """What the customer decided on an issued version (ReportSignature.decision)."""
+
+    ACCEPTED = "accepted", "Accepted"
+    ACCEPTED_WITH_EXCEPTIONS = "accepted_with_exceptions", "Accepted with exceptions"
+    REJECTED = "rejected", "Rejected"
+
+
+ACCEPTING_DECISIONS = frozenset({ReportDecision.ACCEPTED, ReportDecision.ACCEPTED_WITH_EXCEPTIONS})
+# The version's state each decision leaves it in.
+DECISION_STATES = {
+    ReportDecision.ACCEPTED: ReportState.ACCEPTED,
+    ReportDecision.ACCEPTED_WITH_EXCEPTIONS: ReportState.ACCEPTED_WITH_EXCEPTIONS,
+    ReportDecision.REJECTED: ReportState.REJECTED,
+}

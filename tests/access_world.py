@@ -48,10 +48,15 @@ EXEMPT = {
     # Writes a customer makes, which the matrix's "a customer writes nothing" cannot express.
     "api:report-version-sign": "the customer signs the acceptance report, managers may not "
     "(tests/delivery/test_report_api.py::test_only_a_customer_signs_and_outsiders_get_404)",
+    "api:report-version-reject": "the customer rejects an issued version of the acceptance report, managers may not "
+    "(tests/delivery/test_report_api.py::test_the_customer_rejects_with_comments_and_nobody_else_may)",
     "api:report-version-verify": "any member checks a file against the report versions, the customer first "
     "(tests/delivery/test_report_api.py::test_verify_is_open_to_every_member_and_404_to_outsiders)",
     "reports:sign": "the customer signs the acceptance report on its page, managers may not "
     "(tests/delivery/test_report_pages.py::test_only_the_customer_gets_the_sign_form_and_a_manager_may_not_sign, "
+    "test_outsiders_get_404_everywhere_and_anonymous_visitors_the_login_page)",
+    "reports:reject": "the customer rejects an issued version on its page, managers may not "
+    "(tests/delivery/test_report_pages.py::test_the_customer_rejects_with_comments_and_a_manager_may_not, "
     "test_outsiders_get_404_everywhere_and_anonymous_visitors_the_login_page)",
     "reports:check": "any member checks a file against the report versions, the customer first (an upload is "
     "a POST) (tests/delivery/test_report_pages.py::"

@@ -161,7 +161,15 @@ def test_migrating_a_database_from_before_the_move_keeps_every_row_and_foreign_k
         expected = before[old]
         for column in RELABELLED.get(new, []):
             expected = [{**row, column: relabelled(row[column])} for row in expected]
-        assert database.rows(new) == sorted(expected, key=lambda r: repr(sorted(r.items(), key=lambda i: i[0]))), new
+        # Later migrations may add columns to a moved table (delivery 0006: a report version's state): the
+        # row keeps every value it had, each added column holding what its own migration gives it.
+        columns = set(expected[0]) if expected else set()
+        found = [{name: value for name, value in row.items() if name in columns} for row in database.rows(new)]
+
+        def order(row):
+            return repr(sorted(row.items(), key=lambda item: item[0]))
+
+        assert sorted(found, key=order) == sorted(expected, key=order), new
     for table in REFERENCING:
         assert database.rows(table) == before[table], table
     assert any(stage["gate_key"] == "delivery.acceptance_signed" for stage in database.rows("delivery_stage"))

@@ -1,4 +1,4 @@
-"""An acceptance report version rendered through Redis by a real Celery worker, then signed and its signed
+"""An acceptance report version rendered through Redis by a real Celery worker, then issued, signed and its signed
 copies rendered the same way: the request's transaction commits, the task travels the broker, the worker
 writes the files and the row, and the row is all a page polls.
 
@@ -13,11 +13,12 @@ import pytest
 
 from bringup.celery import app
 from core.choices import JobStatus
+from delivery.choices import ReportDecision
 from delivery.models import FileKind, ReportSignature, ReportVersion
-from delivery.reports.services import report_version_request, report_version_sign
+from delivery.reports.services import report_version_issue, report_version_request, report_version_sign
 from tests.support import wait_for_job
 
-from .delivery.test_report_snapshot import report_world
+from .delivery.test_report_snapshot import report_world, satisfy_stages_before_acceptance
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -33,7 +34,9 @@ def _hash(field) -> str:
 def world(project, manager, customer):
     """Built before the worker starts (its stages' first gate recompute runs in place), so the test's writes
     and the worker's never meet on SQLite."""
-    return report_world(project)
+    world = report_world(project)
+    satisfy_stages_before_acceptance(project)  # so the version may be issued
+    return world
 
 
 def test_a_version_is_rendered_and_its_signed_copies_made_by_a_real_worker(world, real_celery_worker, project,
@@ -46,8 +49,9 @@ def test_a_version_is_rendered_and_its_signed_copies_made_by_a_real_worker(world
         assert _hash(version.file_of(kind)) == version.sha256_of(kind), kind
     assert version.figures["fail"] == 1 and version.progress_done == version.progress_total > 0
 
+    report_version_issue(version=version, user=manager)
     signature = report_version_sign(version=version, user=customer, name="Cara Customer", title="CTO",
-                                    statement="Accepted.")
+                                    statement="Accepted.", decision=ReportDecision.ACCEPTED_WITH_EXCEPTIONS)
     signature = wait_for_job(ReportSignature, signature.pk, seconds=WAIT_SECONDS)
     assert signature.status == JobStatus.DONE, signature.errors
     version.refresh_from_db()

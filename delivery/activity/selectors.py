@@ -1,7 +1,7 @@
 """A project's activity feed, newest first, merged from the rows the delivery already keeps (no event table):
 stages started, completed, skipped and reopened (the stage's fields and its history), waivers, punch items
-opened, fixed and verified, report versions rendered and signed, finished check runs and topology
-comparisons, and scans per day.
+opened, fixed and verified, report versions rendered, issued and signed or rejected, finished check runs and
+topology comparisons, and scans per day.
 
 Each source is one query reading at most as many rows as the requested page could need, so a page costs
 the same number of queries whatever the project holds. What a customer reads is narrower: only punch items
@@ -20,6 +20,7 @@ from django.urls import reverse
 
 from cabling.models import ScanEvent
 from core.choices import ACTIVE_JOB_STATUSES, JobStatus
+from delivery.choices import ReportDecision
 from delivery.models import ReportSignature, ReportVersion, Stage, Waiver
 from delivery.punch.selectors import punch_item_list
 from projects.choices import Role
@@ -116,11 +117,21 @@ def _report_events(project: Project, limit: int) -> list[Event]:
                     url(v.number))
               for v in ReportVersion.objects.filter(project=project, status=JobStatus.DONE, finished_at__isnull=False)
               .select_related("requested_by").order_by("-finished_at", "-id")[:limit]]
-    events += [Event(s.signed_at, "report", f"Acceptance report version {s.version.number} signed by {s.name} "
-                     f"({s.title})", _name(s.signed_by), url(s.version.number))
+    events += [Event(v.issued_at, "report", f"Acceptance report version {v.number} issued for acceptance",
+                     _name(v.issued_by), url(v.number))
+               for v in ReportVersion.objects.filter(project=project, issued_at__isnull=False)
+               .select_related("issued_by").order_by("-issued_at", "-id")[:limit]]
+    events += [Event(s.signed_at, "report", f"Acceptance report version {s.version.number} "
+                     f"{_DECIDED.get(s.decision, 'signed')} by {s.name} ({s.title})", _name(s.signed_by),
+                     url(s.version.number))
                for s in ReportSignature.objects.filter(version__project=project)
                .select_related("version", "signed_by").order_by("-signed_at", "-id")[:limit]]
     return events
+
+
+# How the feed words the customer's decision on a version.
+_DECIDED = {ReportDecision.ACCEPTED: "signed", ReportDecision.ACCEPTED_WITH_EXCEPTIONS: "signed with exceptions",
+            ReportDecision.REJECTED: "rejected"}
 
 
 def _finished(model, project: Project, limit: int):

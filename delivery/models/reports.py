@@ -1,11 +1,16 @@
-"""Report versions and their signatures (re-exported by delivery.models).
+"""Report versions and the customer's decisions on them (re-exported by delivery.models).
 
 A `ReportVersion` is one numbered acceptance report of a project: a job row (core.models.Job) that a task
 fills with the frozen snapshot and the three files rendered from it (full PDF, summary PDF, Excel), each
-with its size and SHA-256. The customer signs one version (`ReportSignature`, which records the hashes
-of the files signed); the signed copies are rendered afterwards into the version's signed_* fields by the
-signature's own job. Once a version is signed it is final: the services refuse to change it, and no new
-version of the project may be requested.
+with its size and SHA-256. Its `state` says where it stands with the customer (delivery.choices.ReportState):
+a draft until a manager issues it for acceptance; then the customer accepts it (plainly or with exceptions)
+or rejects it with comments (`ReportSignature`, which records the decision, the hashes of the files decided
+on and, for an acceptance with exceptions, every open punch item and waiver); an issued version nobody
+decided on is superseded when a later one is issued. The signed copies of an accepted version are rendered
+afterwards into its signed_* fields by the signature's own job.
+
+An accepted version is final: the services refuse to change it, and a version made after it is an as-built
+addendum (`addendum_to`) listing what changed since.
 """
 
 from __future__ import annotations
@@ -14,12 +19,18 @@ import uuid
 from typing import ClassVar
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
+from django.db.models import Q
+from simple_history.models import HistoricalRecords
 
 from core.choices import JobStatus
 from core.models import Job
+from delivery.choices import ACCEPTED_REPORT_STATES, ACCEPTING_DECISIONS, ReportDecision, ReportState
 from projects.models import Project
+
+_PERSON = {"on_delete": models.SET_NULL, "null": True, "blank": True, "related_name": "+"}
 
 
 class FileKind(models.TextChoices):
@@ -103,6 +114,19 @@ class ReportVersion(Job):
     signed_xlsx_file = _file_field("The Excel workbook with the signature filled in.")
     signed_xlsx_sha256 = _sha256_field()
     signed_xlsx_size = _size_field()
+    state = models.CharField(max_length=30, choices=ReportState.choices, default=ReportState.DRAFT,
+                             help_text="Where it stands with the customer (the job's status says how it rendered).")
+    issued_at = models.DateTimeField(null=True, blank=True, help_text="When a manager issued it for acceptance.")
+    issued_by = models.ForeignKey(settings.AUTH_USER_MODEL, **_PERSON)
+    superseded_at = models.DateTimeField(null=True, blank=True)
+    superseded_by = models.ForeignKey("self", **_PERSON, help_text="The later version issued in its place.")
+    addendum_to = models.ForeignKey(
+        "self", on_delete=models.PROTECT, null=True, blank=True, related_name="addenda",
+        help_text="An as-built addendum: the accepted version it adds the changes since acceptance to.",
+    )
+
+    # The state's changes (issued, superseded, decided) are saved rows; the job's progress is not recorded.
+    history = HistoricalRecords(excluded_fields=["log", "progress_done", "progress_total", "progress_step"])
 
     STATUS_LABELS: ClassVar[dict[str, str]] = {JobStatus.DONE: "Rendered"}
 
@@ -110,6 +134,16 @@ class ReportVersion(Job):
         ordering = ["project", "-number"]
         constraints = [
             models.UniqueConstraint(fields=["project", "number"], name="report_version_number_unique_in_project"),
+            # Whatever races: one version waits for the customer's decision, one is the accepted report.
+            models.UniqueConstraint(fields=["project"], condition=Q(state=ReportState.ISSUED),
+                                    name="report_version_one_issued_per_project",
+                                    violation_error_message="Another version of this report is issued already."),
+            models.UniqueConstraint(fields=["project"], condition=Q(state__in=sorted(ACCEPTED_REPORT_STATES)),
+                                    name="report_version_one_accepted_per_project",
+                                    violation_error_message="Another version of this report is accepted already."),
+            models.CheckConstraint(condition=Q(addendum_to__isnull=True) | Q(state=ReportState.DRAFT),
+                                   name="report_addendum_is_never_issued",
+                                   violation_error_message="An as-built addendum is not issued or signed."),
         ]
 
     def __str__(self) -> str:
@@ -145,13 +179,35 @@ class ReportVersion(Job):
 
     @property
     def is_signed(self) -> bool:
-        return self.signature_or_none is not None
+        """Accepted by the customer (plainly or with exceptions): the signature that makes the report final."""
+        return self.state in ACCEPTED_REPORT_STATES
+
+    @property
+    def is_accepted(self) -> bool:
+        return self.state in ACCEPTED_REPORT_STATES
+
+    @property
+    def is_addendum(self) -> bool:
+        return self.addendum_to_id is not None
+
+    @property
+    def state_label(self) -> str:
+        if self.is_addendum:
+            return "As-built addendum"
+        return ReportState(self.state).label
+
+    def clean(self):
+        addendum = self.addendum_to
+        if addendum is not None and (addendum.project_id != self.project_id or not addendum.is_accepted):
+            raise ValidationError({"addendum_to": "An as-built addendum adds to the project's accepted version."})
 
 
 class ReportSignature(Job):
-    """The customer's signature on one version: who, as whom, the statement signed, when, and the SHA-256 of
-    each original file signed. A job row too: its task renders the signed copies into the version's
-    signed_* fields, and the page polls it."""
+    """The customer's decision on one issued version, signed: accepted, accepted with exceptions (`exceptions`:
+    every open punch item the customer sees, a count of the internal ones, and every waiver, as they stood
+    when signed) or rejected (`comments` say why); who, as whom, the statement signed, when, and the SHA-256
+    of each original file. A job row too: for an acceptance its task renders the signed copies into the
+    version's signed_* fields, and the page polls it; a rejection has no copies and is done at once."""
 
     version = models.OneToOneField(ReportVersion, on_delete=models.CASCADE, related_name="signature")
     signed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+",
@@ -159,6 +215,12 @@ class ReportSignature(Job):
     name = models.CharField(max_length=200, help_text="The signer's name as printed on the report.")
     title = models.CharField(max_length=200, help_text="The signer's position at the customer.")
     statement = models.TextField(help_text="What the signer declared.")
+    decision = models.CharField(max_length=30, choices=ReportDecision.choices, default=ReportDecision.ACCEPTED)
+    comments = models.TextField(blank=True, help_text="The customer's comments: why they reject, or on the exceptions.")
+    exceptions = models.JSONField(default=dict, blank=True, help_text=(
+        'An acceptance with exceptions: {"punch_items": [{"id", "title", "severity", "status", "object", ...}], '
+        '"internal_punch_items": <count>, "waivers": [{"stage", "items", "reason", "recorded_by", ...}]}.'
+    ))
     signed_at = models.DateTimeField()
     snapshot_sha256 = _sha256_field()
     pdf_sha256 = _sha256_field()
@@ -173,6 +235,18 @@ class ReportSignature(Job):
 
     def __str__(self) -> str:
         return f"Signature of {self.version} by {self.name}"
+
+    @property
+    def is_acceptance(self) -> bool:
+        return self.decision in ACCEPTING_DECISIONS
+
+    @property
+    def has_exceptions(self) -> bool:
+        return self.decision == ReportDecision.ACCEPTED_WITH_EXCEPTIONS
+
+    @property
+    def is_rejection(self) -> bool:
+        return self.decision == ReportDecision.REJECTED
 
     @property
     def original_sha256(self) -> dict[str, str]:

@@ -1,5 +1,5 @@
-"""Email notifications of a project's delivery (a stage completed or reopened, a report version ready or
-signed) and the per-user preference that turns kinds off, for one project or for all of them.
+"""Email notifications of a project's delivery (a stage completed or reopened, a report version ready,
+issued, accepted or rejected) and the per-user preference that turns kinds off, for one project or for all of them.
 
 Every notification goes through `notification_send`: its recipients are the project's members whose role
 receives that kind and who have not turned it off (never anyone outside the project), and the email leaves
@@ -28,7 +28,9 @@ KIND_ROLES: dict[str, frozenset[str]] = {
     NotificationKind.STAGE_COMPLETED: EVERYONE,
     NotificationKind.STAGE_REGRESSED: frozenset({Role.MANAGER, Role.TECHNICIAN}),
     NotificationKind.REPORT_READY: EVERYONE,
+    NotificationKind.REPORT_ISSUED: frozenset({Role.MANAGER, Role.CUSTOMER}),  # the customer decides on it
     NotificationKind.REPORT_SIGNED: EVERYONE,
+    NotificationKind.REPORT_REJECTED: frozenset({Role.MANAGER}),  # the managers issue the next version
 }
 SUBJECT_LENGTH = 200
 

@@ -1,11 +1,16 @@
 """The acceptance report's API (registered in bringup/api_urls.py):
 
-- GET /api/report-versions/ (?project=CODE, ?signed=true) and /api/report-versions/<id>/: versions with their
-  progress, figures, files (size, SHA-256, download URL) and signature;
+- GET /api/report-versions/ (?project=CODE, ?signed=true, ?state=issued) and /api/report-versions/<id>/:
+  versions with their state, progress, figures, files (size, SHA-256, download URL) and the customer's decision;
 - POST /api/report-versions/ {"project": CODE}: request a version (managers); 202 with the row and its job
-  status URL (/api/jobs/delivery.reportversion/<id>/), rendered by a task;
-- POST /api/report-versions/<id>/sign/ {"name", "title", "statement"?}: the customer signs (a member with the
-  customer role only; managers and staff are refused, in words);
+  status URL (/api/jobs/delivery.reportversion/<id>/), rendered by a task. After an acceptance it is an
+  as-built addendum to the accepted version (400 when nothing changed since);
+- POST /api/report-versions/<id>/issue/: a manager issues a rendered draft for acceptance (400 naming each stage
+  whose gate fails with no waiver covering it; an issued version nobody decided on is superseded);
+- POST /api/report-versions/<id>/sign/ {"name", "title", "statement"?, "decision"?, "comments"?}: the customer
+  accepts an issued version, plainly or with exceptions (a member with the customer role only; managers and
+  staff are refused, in words; 400 for a version not issued, naming why);
+- POST /api/report-versions/<id>/reject/ {"name", "title", "comments"}: the customer rejects an issued version;
 - GET /api/report-versions/<id>/files/<kind>/: a file (pdf, summary_pdf, xlsx, signed_pdf, signed_xlsx) as an
   attachment; 404 when not rendered;
 - POST /api/report-versions/verify/ with {"project": CODE, "sha256": "..."} or a multipart `file`: which
@@ -16,6 +21,7 @@ Outsiders get 404 for every version and project, as for everything else (project
 from __future__ import annotations
 
 import django_filters
+from django.db.models import Q
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -26,6 +32,7 @@ from rest_framework.response import Response
 
 from core.api.views import project_code_in_body
 from core.filters import FilterSet
+from delivery.choices import ACCEPTED_REPORT_STATES, ReportState
 from delivery.models import (
     CONTENT_TYPES,
     FILE_KINDS,
@@ -37,6 +44,7 @@ from delivery.models import (
 from delivery.reports.sections import acceptance_statement_default
 from delivery.reports.selectors import report_versions_visible
 from delivery.reports.serializers import (
+    ReportRejectSerializer,
     ReportSignSerializer,
     ReportVerifyHashSerializer,
     ReportVerifyResultSerializer,
@@ -47,6 +55,8 @@ from delivery.reports.serializers import (
 from delivery.reports.services import (
     file_sha256,
     report_hash_match,
+    report_version_issue,
+    report_version_reject,
     report_version_request,
     report_version_sign,
     sha256_normalised,
@@ -60,12 +70,18 @@ NOT_ALLOWED = "Only the project's managers may request a version of the acceptan
 class ReportVersionFilterSet(FilterSet):
     # A code, not a model choice: a choice field would read the table and tell an outsider the project exists.
     project = django_filters.CharFilter(field_name="project__code", label="Project code")
-    signed = django_filters.BooleanFilter(field_name="signature", lookup_expr="isnull", exclude=True,
-                                          label="Signed by the customer")
+    signed = django_filters.BooleanFilter(method="filter_signed", label="Accepted and signed by the customer")
+    state = django_filters.ChoiceFilter(choices=ReportState.choices, label="State")
 
     class Meta:
         model = ReportVersion
-        fields = ["project", "signed"]
+        fields = ["project", "signed", "state"]
+
+    def filter_signed(self, queryset, name, value):
+        if value is None:
+            return queryset
+        accepted = Q(state__in=ACCEPTED_REPORT_STATES)
+        return queryset.filter(accepted) if value else queryset.exclude(accepted)
 
 
 # A body the parsers cannot take (no or an unknown content type) is a 415 before the view runs.
@@ -86,8 +102,8 @@ class ReportVersionViewSet(ProjectScopedViewSet):
 
     def get_permissions(self):
         # create: the project is in the payload (404 for a project the user cannot see before a 403 for a role);
-        # sign and verify: customers act there, and the services say who may.
-        if self.action in ("create", "sign", "verify"):
+        # sign, reject and verify: customers act there, and the services say who may.
+        if self.action in ("create", "sign", "reject", "verify"):
             return [permissions.IsAuthenticated()]
         return super().get_permissions()
 
@@ -97,24 +113,52 @@ class ReportVersionViewSet(ProjectScopedViewSet):
 
     @extend_schema(request=ReportVersionRequestSerializer, responses={202: ReportVersionSerializer, 415: UNSUPPORTED})
     def create(self, request, *args, **kwargs):
-        """Request a new version: numbered after the last, rendered by a worker; poll `status_url`. Refused once a
-        version is signed (the report is final)."""
+        """Request a new version: numbered after the last, a draft rendered by a worker; poll `status_url`. After
+        an acceptance the new version is an as-built addendum to the accepted one (refused when nothing changed
+        since the acceptance)."""
         project = project_to_write(request.user, project_code_in_body(request), self.write_capability, NOT_ALLOWED)
         ReportVersionRequestSerializer(data=request.data).is_valid(raise_exception=True)  # no project: stops here
         version = report_version_request(project=project, user=request.user)
         return Response(self._read_back(version), status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(request=None, responses={200: ReportVersionSerializer, 415: UNSUPPORTED})
+    @action(detail=True, methods=["post"])
+    def issue(self, request, pk=None):
+        """A manager issues this rendered draft for acceptance: the customer may then accept or reject it.
+        Refused (400) while a stage before acceptance has a failing gate that no waiver covers, each named with
+        what is left. An issued version the customer has not decided on is superseded by this one."""
+        version = self.get_object()  # 404 outside the user's projects, 403 for a role that does not manage
+        report_version_issue(version=version, user=request.user)
+        return Response(self._read_back(version))
+
     @extend_schema(request=ReportSignSerializer, responses={200: ReportVersionSerializer, 415: UNSUPPORTED})
     @action(detail=True, methods=["post"])
     def sign(self, request, pk=None):
-        """The customer signs this version: a member with the customer role, once per project. The acceptance
-        stage then completes, and the signed copies are rendered (the signature's `status_url`)."""
+        """The customer accepts this issued version, signing it: a member with the customer role, once per
+        project. `decision` accepted_with_exceptions records every open punch item and waiver in the signature
+        and on the signed copy (plain `accepted` is refused while there are some). The acceptance stage then
+        completes, and the signed copies are rendered (the signature's `status_url`). A version not issued
+        (a draft, superseded, rejected) answers 400 saying why."""
         version = self.get_object()  # 404 outside the user's projects
         data = ReportSignSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         statement = data.validated_data.get("statement") or acceptance_statement_default(version.project)
         report_version_sign(version=version, user=request.user, name=data.validated_data["name"],
-                            title=data.validated_data["title"], statement=statement)
+                            title=data.validated_data["title"], statement=statement,
+                            decision=data.validated_data["decision"],
+                            comments=data.validated_data.get("comments", ""))
+        return Response(self._read_back(version))
+
+    @extend_schema(request=ReportRejectSerializer, responses={200: ReportVersionSerializer, 415: UNSUPPORTED})
+    @action(detail=True, methods=["post"])
+    def reject(self, request, pk=None):
+        """The customer rejects this issued version with comments (required): acceptance stays open, the
+        managers are told, and they may issue the next version."""
+        version = self.get_object()
+        data = ReportRejectSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        report_version_reject(version=version, user=request.user, name=data.validated_data["name"],
+                              title=data.validated_data["title"], comments=data.validated_data["comments"])
         return Response(self._read_back(version))
 
     @extend_schema(

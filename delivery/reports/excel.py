@@ -518,6 +518,34 @@ class _ReportWorkbook:
         hashes = hashes if isinstance(hashes, dict) else {}
         sheet.append(["Original PDF (SHA-256)", hashes.get("pdf")])
         sheet.append(["Original Excel (SHA-256)", hashes.get("xlsx")])
+        self.decision_rows(sheet, signature)
+
+    @staticmethod
+    def decision_rows(sheet: Sheet, signature: dict) -> None:
+        """The customer's decision under the signature: accepted, or accepted with exceptions with every open
+        punch item and waiver the signature recorded, and their comments (nothing for a signature made before
+        decisions were recorded)."""
+        if not signature.get("decision"):
+            return
+        sheet.append(["Decision", signature.get("decision_label") or signature.get("decision")])
+        for index, line in enumerate(text_lines(signature.get("comments") or "", 90)):
+            sheet.append(["Comments" if index == 0 else None, line])
+        exceptions = signature.get("exceptions") if isinstance(signature.get("exceptions"), dict) else {}
+        items, waivers = exceptions.get("punch_items") or [], exceptions.get("waivers") or []
+        internal = exceptions.get("internal_punch_items") or 0
+        if not (items or waivers or internal):
+            sheet.append(["Exceptions", "None: no punch item was open and no waiver recorded when it was signed."])
+            return
+        sheet.append(["Exceptions", f"{len(items)} open punch item(s) shown to the customer, {internal} internal "
+                                    f"open punch item(s) (counted, not listed), {len(waivers)} waiver(s)"])
+        for item in items:
+            sheet.append([f"Punch item #{item.get('id')}", f"{item.get('title')} · "
+                          f"{item.get('severity_label') or item.get('severity')} · "
+                          f"{item.get('status_label') or item.get('status')}"
+                          + (f" · {item['object']}" if item.get("object") else "")])
+        for waiver in waivers:
+            sheet.append([f"Waiver: {waiver.get('stage')}", f"{waiver.get('items')} · {waiver.get('reason')} · "
+                                                             f"{waiver.get('recorded_by') or ''}"])
 
     # Sections -------------------------------------------------------------------------------------
 

@@ -87,6 +87,13 @@ SIGNED_COLOUR = colors.HexColor("#1f5fbf")
 CLUSTER_FIGURES = (("racks", "Racks"), ("servers", "Servers"), ("gpus", "GPUs"), ("switches", "Switches"),
                    ("cables", "Cables"), ("optics", "Optics"))
 SIGNATURE_FIELDS = ("Name", "Title", "Signature", "Date")
+# The exceptions an acceptance with exceptions lists on the signed copy's sign-off page.
+EXCEPTION_ITEM_COLUMNS = [Column("id", "#", kind="int", width=5), Column("title", "Punch item", width=30),
+                          Column("severity", "Severity", width=8), Column("status", "Status", width=12),
+                          Column("object", "Concerns", width=14)]
+EXCEPTION_WAIVER_COLUMNS = [Column("stage", "Stage", width=14), Column("items", "Items waived", width=14),
+                            Column("reason", "Reason", width=34), Column("by", "Recorded by", width=12),
+                            Column("at", "Recorded", width=12)]
 
 
 def render_pdf(source: IO[bytes], target: IO[bytes], *, edition: str = "full", signature: dict | None = None,
@@ -427,8 +434,44 @@ class _Report:
             ("Original PDF, SHA-256", _text(hashes.get("pdf"))),
             ("Original Excel workbook, SHA-256", _text(hashes.get("xlsx"))),
         ], label_share=0.32)
+        yield from self.decision_block(signature)
         yield self.note("This signed copy repeats the report it was signed on; the SHA-256 above identify the "
                         "original files, which the project keeps unchanged.")
+
+    def decision_block(self, signature: dict) -> Iterator[Flowable]:
+        """The customer's decision on the signed copy: accepted, or accepted with exceptions listing every open
+        punch item and waiver recorded in the signature, and their comments. Nothing for a signature made
+        before decisions were recorded."""
+        if not signature.get("decision"):
+            return
+        exceptions = signature.get("exceptions") if isinstance(signature.get("exceptions"), dict) else {}
+        items, waivers = exceptions.get("punch_items") or [], exceptions.get("waivers") or []
+        internal = exceptions.get("internal_punch_items") or 0
+        yield Spacer(1, 6)
+        yield self.para(f"Decision: {_text(signature.get('decision_label') or signature['decision'])}",
+                        self.styles.h3, bold=True)
+        if signature.get("comments"):
+            yield self.para(f"Comments: {signature['comments']}")
+        if not (items or waivers or internal):
+            yield self.note("No punch item was open and no waiver recorded when it was signed.")
+            return
+        yield self.note(f"Accepted with these exceptions, as they stood when it was signed: {len(items):,} open "
+                        f"punch item(s) shown to the customer, {internal:,} internal open punch item(s) (counted, "
+                        f"not listed), {len(waivers):,} waiver(s).")
+        if items:
+            yield self.para("Open punch items", self.styles.h3, bold=True)
+            yield self.exception_table(EXCEPTION_ITEM_COLUMNS, (
+                [item.get("id"), item.get("title"), item.get("severity_label") or item.get("severity"),
+                 item.get("status_label") or item.get("status"), item.get("object")] for item in items))
+        if waivers:
+            yield self.para("Waivers", self.styles.h3, bold=True)
+            yield self.exception_table(EXCEPTION_WAIVER_COLUMNS, (
+                [waiver.get("stage"), waiver.get("items"), waiver.get("reason"), waiver.get("recorded_by"),
+                 format_moment(waiver.get("recorded_at"))] for waiver in waivers))
+
+    def exception_table(self, columns: list[Column], rows) -> RowTable:
+        layout = table_layout(columns, width=self.frame_width, fonts=self.fonts)
+        return RowTable(layout, RowSource(iter(rows)), counter=RowCounter(None))
 
     # Page furniture -------------------------------------------------------------------------------
 

@@ -284,8 +284,10 @@ def punch_section(project: Project) -> Section:
 
 
 def acceptance_statement(project: Project) -> str:
-    """The statement the customer signs (the default one; a signer may word their own)."""
-    return (f"On behalf of {project.customer_name}, I accept the {project.name} cluster ({project.code}) as "
+    """The statement the customer signs (the default one; a signer may word their own). The project's name is
+    quoted as it is: a name that already says "cluster" ("72-node B300 post-training cluster") is not followed
+    by the word again."""
+    return (f"On behalf of {project.customer_name}, I accept “{project.name}” ({project.code}) as "
             f"delivered by {settings.INTEGRATOR_NAME} and described in this report, subject to the punch items "
             "and waivers it lists.")
 

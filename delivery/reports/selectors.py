@@ -12,12 +12,14 @@ from projects.models import Project
 
 
 def report_versions_visible(user, project: Project | None = None) -> QuerySet[ReportVersion]:
-    """The versions the user may see (of one project when given), newest first, with who asked for each and
-    its signature (one query however many there are)."""
+    """The versions the user may see (of one project when given), newest first, with who asked for each, who
+    issued it, the version that superseded it or that it is an addendum to, and the customer's decision (one
+    query however many there are)."""
     versions = scope_to_user(ReportVersion.objects.all(), user)
     if project is not None:
         versions = versions.filter(project=project)
-    return versions.select_related("project", "requested_by", "signature", "signature__signed_by").order_by(
+    return versions.select_related("project", "requested_by", "issued_by", "superseded_by", "addendum_to",
+                                   "signature", "signature__signed_by").order_by(
         "project__code", "-number"
     )
 

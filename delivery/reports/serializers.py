@@ -1,5 +1,5 @@
-"""The acceptance report's API shapes: a version with its files and signature, the request to sign, and the
-check of a file (or a SHA-256) against the versions."""
+"""The acceptance report's API shapes: a version with its state, files and the customer's decision, the
+requests to sign (accept) and to reject, and the check of a file (or a SHA-256) against the versions."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.choices import JobStatus
+from delivery.choices import ACCEPTING_DECISIONS, ReportDecision, ReportState
 from delivery.models import FILE_KINDS, FileKind, ReportSignature, ReportVersion
-from delivery.reports.services import NAME_LENGTH, STATEMENT_LENGTH, TITLE_LENGTH, Match
+from delivery.reports.services import COMMENTS_LENGTH, NAME_LENGTH, STATEMENT_LENGTH, TITLE_LENGTH, Match
 
 # Plain strings in the schema, their values in the help text: other endpoints' `status` and `kind` enums
 # hold other values, and drf-spectacular would warn about the clash.
 STATUS_HELP = f"One of: {', '.join(JobStatus.values)}."
 KIND_HELP = f"One of: {', '.join(FileKind.values)}."
+STATE_HELP = (f"One of: {', '.join(ReportState.values)}. draft: not issued (an as-built addendum stays one); issued: "
+              "waits for the customer's decision; superseded: a later version was issued in its place.")
+DECISION_HELP = f"One of: {', '.join(ReportDecision.values)}."
 
 
 def _absolute(context: dict, path: str) -> str:
@@ -42,13 +46,19 @@ class ReportFileSerializer(serializers.Serializer):
 
 class ReportSignatureSerializer(serializers.ModelSerializer):
     signed_by = serializers.CharField(source="signed_by.username", read_only=True)
+    decision = serializers.CharField(read_only=True, help_text=DECISION_HELP)
+    exceptions = serializers.DictField(read_only=True, help_text=(
+        'Accepted with exceptions: {"punch_items": [{"id", "title", "severity", "status", "object", ...}] (the open '
+        'ones shown to the customer), "internal_punch_items": <how many internal ones were open>, "waivers": '
+        '[{"stage", "items", "reason", "recorded_by", "recorded_at"}]}, as they stood when signed; {} otherwise.'
+    ))
     status = serializers.CharField(read_only=True, help_text=f"Of the signed copies' rendering. {STATUS_HELP}")
     status_url = serializers.SerializerMethodField()
 
     class Meta:
         model = ReportSignature
-        fields = ["name", "title", "statement", "signed_at", "signed_by", "snapshot_sha256", "pdf_sha256",
-                  "summary_pdf_sha256", "xlsx_sha256", "status", "status_url"]
+        fields = ["decision", "name", "title", "statement", "comments", "exceptions", "signed_at", "signed_by",
+                  "snapshot_sha256", "pdf_sha256", "summary_pdf_sha256", "xlsx_sha256", "status", "status_url"]
         read_only_fields = fields
 
     @extend_schema_field(OpenApiTypes.URI)
@@ -68,13 +78,22 @@ class ReportVersionSerializer(serializers.ModelSerializer):
         '"verdict" (ready or not_ready), "rows" (table rows in the report).'
     ))
     files = serializers.SerializerMethodField()
+    state = serializers.CharField(read_only=True, help_text=STATE_HELP)
+    state_label = serializers.CharField(read_only=True)
+    issued_by = serializers.CharField(source="issued_by.username", read_only=True, allow_null=True)
+    superseded_by = serializers.IntegerField(source="superseded_by.number", read_only=True, allow_null=True,
+                                             help_text="The number of the version issued in its place.")
+    addendum_to = serializers.IntegerField(source="addendum_to.number", read_only=True, allow_null=True,
+                                           help_text="An as-built addendum: the number of the accepted version.")
     signature = serializers.SerializerMethodField()
 
     class Meta:
         model = ReportVersion
-        fields = ["id", "project", "number", "report_id", "status", "status_label", "status_url", "progress_step",
-                  "progress_done", "progress_total", "percent", "errors", "requested_by", "created_at", "started_at",
-                  "finished_at", "generated_at", "snapshot_sha256", "figures", "files", "signature"]
+        fields = ["id", "project", "number", "report_id", "state", "state_label", "issued_at", "issued_by",
+                  "superseded_at", "superseded_by", "addendum_to", "status", "status_label", "status_url",
+                  "progress_step", "progress_done", "progress_total", "percent", "errors", "requested_by",
+                  "created_at", "started_at", "finished_at", "generated_at", "snapshot_sha256", "figures", "files",
+                  "signature"]
         read_only_fields = fields
 
     @extend_schema_field(OpenApiTypes.URI)
@@ -104,6 +123,19 @@ class ReportSignSerializer(serializers.Serializer):
     statement = serializers.CharField(max_length=STATEMENT_LENGTH, required=False, help_text=(
         "What you sign; by default the statement printed on the report's sign-off page."
     ))
+    decision = serializers.ChoiceField(
+        choices=sorted(ACCEPTING_DECISIONS), default=ReportDecision.ACCEPTED, help_text=(
+            "accepted (refused while a punch item is open or a waiver recorded) or accepted_with_exceptions "
+            "(they are then listed in the signature and on the signed copy)."
+        ))
+    comments = serializers.CharField(max_length=COMMENTS_LENGTH, required=False, allow_blank=True,
+                                     help_text="Your comments, on the exceptions for instance.")
+
+
+class ReportRejectSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=NAME_LENGTH, help_text="Your name as it should appear on the report.")
+    title = serializers.CharField(max_length=TITLE_LENGTH, help_text="Your position at the customer.")
+    comments = serializers.CharField(max_length=COMMENTS_LENGTH, help_text="Why you reject this version.")
 
 
 class ReportVerifySerializer(serializers.Serializer):
@@ -131,15 +163,19 @@ class ReportMatchSerializer(serializers.Serializer):
     kind = serializers.CharField(help_text=KIND_HELP)
     kind_label = serializers.CharField()
     is_signed_copy = serializers.BooleanField()
-    signed = serializers.SerializerMethodField(help_text="Whether the version is signed.")
-    signed_at = serializers.DateTimeField(allow_null=True)
+    signed = serializers.SerializerMethodField(help_text="Whether the version is accepted, signed by the customer.")
+    signed_at = serializers.DateTimeField(allow_null=True, help_text="When the customer decided on it.")
     signed_by_name = serializers.SerializerMethodField()
+    decision = serializers.SerializerMethodField(help_text=f"{DECISION_HELP} Blank: not decided on.")
 
     def get_signed(self, match: Match) -> bool:
-        return match.signature is not None
+        return match.signature is not None and match.signature.is_acceptance
 
     def get_signed_by_name(self, match: Match) -> str:
         return match.signature.name if match.signature else ""
+
+    def get_decision(self, match: Match) -> str:
+        return match.signature.decision if match.signature else ""
 
 
 class ReportVerifyResultSerializer(serializers.Serializer):

@@ -1,10 +1,18 @@
 """Writes of the acceptance report: requesting a version, rendering it (snapshot, full PDF, summary PDF, Excel,
-each stored with its size and SHA-256), the customer's signature (which passes the acceptance gate and
-completes the acceptance stage), the signed copies, and finding which version a file or a hash belongs to.
+each stored with its size and SHA-256), issuing it for acceptance, the customer's decision on it (accepted,
+accepted with exceptions, or rejected with comments), the signed copies, and finding which version a file
+or a hash belongs to.
 
-A signed version is final: nothing here changes it again (bar filling its signed copies once), and no new
-version of the project may be requested. Rendering is long work on a job row (core.models.Job) filled by
-a task (delivery.tasks), sent by name after commit.
+The states (delivery.choices.ReportState): a version is a draft until a manager issues it, which is refused
+while a stage before acceptance has a failing gate no waiver covers (the refusal names each); issuing a
+later version supersedes an issued one nobody decided on. Only an issued version can be signed. Accepting
+passes the acceptance gate and completes the acceptance stage; rejecting leaves acceptance open (the
+managers are told) and the next version may be issued.
+
+An accepted version is final: nothing here changes it again (bar filling its signed copies once). A version
+requested after it is an as-built addendum (`addendum_to`) whose report opens with the swaps and RMA moves
+since the acceptance; it is never issued or signed. Rendering is long work on a job row (core.models.Job)
+filled by a task (delivery.tasks), sent by name after commit.
 """
 
 from __future__ import annotations
@@ -28,15 +36,30 @@ from django.utils import timezone
 
 from core.choices import ACTIVE_JOB_STATUSES, JobStatus
 from core.jobs import enqueue_on_commit, progress_reporter
-from delivery.choices import SATISFIED_STAGE_STATUSES, NotificationKind
+from delivery.choices import (
+    ACCEPTED_REPORT_STATES,
+    ACCEPTING_DECISIONS,
+    DECISION_STATES,
+    ISSUED_REPORT_STATES,
+    SATISFIED_STAGE_STATUSES,
+    NotificationKind,
+    ReportDecision,
+    ReportState,
+)
 from delivery.models import FileKind, ReportSignature, ReportVersion, Stage
 from delivery.notifications.services import notification_send
+from delivery.reports.acceptance import (
+    acceptance_exceptions,
+    changes_since,
+    exception_counts,
+    issue_blockers,
+)
 from delivery.reports.gates import ACCEPTANCE_SIGNED
 from delivery.reports.sections import summary_figures
 from delivery.reports.snapshot import SectionFailed, snapshot_write
 from delivery.sql import report_read_consistent
 from delivery.stages.services import gates_recompute, stage_complete_on_behalf, unmet_dependencies
-from projects.access import Capability, can, project_role
+from projects.access import Capability, can, project_role, require
 from projects.choices import Role
 from projects.models import Project
 
@@ -51,6 +74,7 @@ PROGRESS_EVERY_S = 0.5  # a renderer may report every few rows: the row is updat
 NAME_LENGTH = ReportSignature._meta.get_field("name").max_length
 TITLE_LENGTH = ReportSignature._meta.get_field("title").max_length
 STATEMENT_LENGTH = 2000
+COMMENTS_LENGTH = 4000
 SHA256_HEX = re.compile(r"^[0-9a-fA-F]{64}$")
 
 STEP_SNAPSHOT, STEP_PDF, STEP_SUMMARY, STEP_EXCEL = "snapshot", "pdf", "summary pdf", "excel"
@@ -82,36 +106,77 @@ def _day(moment) -> str:
     return f"{timezone.localtime(moment):%Y-%m-%d}"
 
 
-def _signed_version(project: Project) -> ReportVersion | None:
-    return (ReportVersion.objects.filter(project=project, signature__isnull=False).select_related("signature")
-            .order_by("number").first())
+def accepted_version(project: Project) -> ReportVersion | None:
+    """The project's accepted version (plainly or with exceptions), with its signature; None before one."""
+    return (ReportVersion.objects.filter(project=project, state__in=ACCEPTED_REPORT_STATES)
+            .select_related("signature").order_by("number").first())
 
 
 def final_refusal(version: ReportVersion) -> str:
-    """What every refused change of a signed version says."""
-    return f"Version {version.number} was signed on {_day(version.signature.signed_at)}; the report is final."
+    """What every refused change of an accepted version says."""
+    return f"Version {version.number} was accepted on {_day(version.signature.signed_at)}; the report is final."
+
+
+def _save_version(version: ReportVersion, fields: list[str], *, user, why: str) -> None:
+    """Save a change of the version's state with a history row naming who and why."""
+    version._history_user, version._change_reason = user, why[:100]
+    version.full_clean()
+    version.save(update_fields=fields)
+
+
+def _lock_project(project: Project) -> None:
+    """The project's row serialises what changes its versions' states and numbers: requests (numbers in
+    order), issues, decisions, whatever races."""
+    Project.objects.select_for_update().filter(pk=project.pk).first()
+
+
+def _locked_version(version: ReportVersion) -> ReportVersion:
+    return (ReportVersion.objects.select_for_update(of=("self",))
+            .select_related("project", "signature", "addendum_to", "superseded_by").get(pk=version.pk))
 
 
 # --- requesting a version ----------------------------------------------------------------------------------
 
 
+def _addendum_refusal(project: Project, accepted: ReportVersion) -> str:
+    """Why no as-built addendum to `accepted` is to be made now ("" when one is): nothing changed since the
+    acceptance, or since the latest addendum was asked for."""
+    latest = ReportVersion.objects.filter(addendum_to=accepted).exclude(status=JobStatus.FAILED).order_by(
+        "-number").first()
+    since = latest.created_at if latest is not None else accepted.signature.signed_at
+    if changes_since(project, since):
+        return ""
+    if latest is not None:
+        return (f"{final_refusal(accepted)} Nothing changed on the floor since version {latest.number}, the "
+                "latest as-built addendum, was asked for: there is no new change to add.")
+    return (f"{final_refusal(accepted)} Nothing changed on the floor since (no swap, no RMA update): there is no "
+            "as-built addendum to make.")
+
+
 @transaction.atomic
 def report_version_request(*, project: Project, user, enqueue: bool = True) -> ReportVersion:
-    """A new version of the project's acceptance report (the next number), rendered by a task after commit
-    (`enqueue=False`: by the caller, as `manage.py build_report` does in its own process). Managers only
-    (`user` None: the system); refused once a version is signed, and while another one waits in the queue."""
+    """A new version of the project's acceptance report (the next number), a draft rendered by a task after
+    commit (`enqueue=False`: by the caller, as `manage.py build_report` does in its own process). Managers
+    only (`user` None: the system); refused while another one waits in the queue.
+
+    After a rejection (or while a version is issued) it is the next version, to issue in its place. After an
+    acceptance it is an as-built addendum to the accepted version, listing the swaps and RMA moves since;
+    refused when nothing changed since the acceptance (or since the latest addendum)."""
     if user is not None and not can(user, Capability.MANAGE_PROJECT, project):
         raise PermissionDenied("Only the project's managers may request a version of the acceptance report.")
-    # The project's row serialises requests (numbers in order) against a signature (none after it).
-    Project.objects.select_for_update().filter(pk=project.pk).first()
-    signed = _signed_version(project)
-    if signed is not None:
-        raise ValidationError(final_refusal(signed))
+    _lock_project(project)
     queued = ReportVersion.objects.filter(project=project, status=JobStatus.QUEUED).order_by("number").first()
     if queued is not None:
         raise ValidationError(f"Version {queued.number} is queued already; it will be rendered in a moment.")
+    accepted = accepted_version(project)
+    if accepted is not None:
+        refusal = _addendum_refusal(project, accepted)
+        if refusal:
+            raise ValidationError(refusal)
     number = (ReportVersion.objects.filter(project=project).aggregate(n=Max("number"))["n"] or 0) + 1
-    version = ReportVersion(project=project, number=number, requested_by=user, status=JobStatus.QUEUED)
+    version = ReportVersion(project=project, number=number, requested_by=user, status=JobStatus.QUEUED,
+                            addendum_to=accepted)
+    version._history_user = user
     version.full_clean()
     version.save()
     if enqueue:
@@ -275,13 +340,14 @@ def report_version_render(*, version_id: int, on_progress: ProgressCallback | No
 
     Safe twice: a version that is done, failed or signed is left alone; one still running (its worker was
     lost) is rendered again from the start. `on_progress(step, done, total)` hears the progress the row is told."""
-    version = (ReportVersion.objects.select_related("project", "requested_by", "signature")
+    version = (ReportVersion.objects.select_related("project", "requested_by", "signature", "addendum_to__signature")
                .filter(pk=version_id).first())
-    if version is None or version.status not in ACTIVE_JOB_STATUSES or version.is_signed:
-        return version  # a signed version is final, whatever its row says
-    signed = _signed_version(version.project)
-    if signed is not None:  # queued before the customer signed another version: the report is final now
-        version.fail(final_refusal(signed))
+    if version is None or version.status not in ACTIVE_JOB_STATUSES or version.state != ReportState.DRAFT:
+        return version  # an issued or decided version is final, whatever its row says
+    accepted = accepted_version(version.project)
+    if accepted is not None and not version.is_addendum:
+        # Queued before the customer accepted another version: the report is final now.
+        version.fail(f"{final_refusal(accepted)} A version asked for now is an as-built addendum to it.")
         return version
     if not (version.start(step=STEP_SNAPSHOT) or version.status == JobStatus.RUNNING):
         return version  # another worker took it between the read and the start
@@ -298,9 +364,11 @@ def report_version_render(*, version_id: int, on_progress: ProgressCallback | No
         _delete(version, [item for item in stored if kept.get(f"{item.kind}_file") != item.name])
         return version
     version.append_log(f"Rendered: {figures_line(fields['figures'])}.")
+    what = (f"Version {version.number} of the acceptance report, the as-built addendum to version "
+            f"{version.addendum_to.number}," if version.is_addendum else
+            f"Version {version.number} of the acceptance report")
     _notify_report(version, NotificationKind.REPORT_READY, f"Acceptance report version {version.number} ready",
-                   f"Version {version.number} of the acceptance report is ready to read: "
-                   f"{figures_line(fields['figures'])}.")
+                   f"{what} is ready to read: {figures_line(fields['figures'])}.")
     return version
 
 
@@ -315,7 +383,99 @@ def figures_line(figures: dict) -> str:
             f"{figures.get('open_punch_items', 0):,} open punch items, {figures.get('rows', 0):,} table rows")
 
 
-# --- signing -----------------------------------------------------------------------------------------------
+# --- issuing for acceptance --------------------------------------------------------------------------------
+
+
+def _issue_refusal(version: ReportVersion) -> list[str]:
+    """Why the version may not be issued, whatever the gates say (empty: it may)."""
+    number = version.number
+    if version.is_addendum:
+        return [f"Version {number} is an as-built addendum to version {version.addendum_to.number}: it records "
+                "the changes after the acceptance, and is not issued or signed."]
+    accepted = accepted_version(version.project)
+    if accepted is not None:
+        return [f"{final_refusal(accepted)} A version made now is an as-built addendum to it."]
+    if version.state == ReportState.ISSUED:
+        return [f"Version {number} is issued already (on {_day(version.issued_at)}): it waits for the customer."]
+    if version.state != ReportState.DRAFT:
+        return [f"Version {number} is {ReportState(version.state).label.lower()}: only a draft can be issued; "
+                "generate a new version to issue."]
+    if version.status != JobStatus.DONE:
+        state = "failed to render" if version.status == JobStatus.FAILED else "not rendered yet"
+        return [f"Version {number} is {state}: only a rendered version can be issued."]
+    later = (ReportVersion.objects.filter(project=version.project, number__gt=number,
+                                          state__in=ISSUED_REPORT_STATES).order_by("-number").first())
+    if later is not None:
+        return [f"Version {later.number}, a later one, was issued already: version {number} can no longer be "
+                "issued. Generate a new version to issue."]
+    return []
+
+
+def _stale_refusal(version: ReportVersion) -> list[str]:
+    """The version itself says stages before acceptance were not done: issuing it would ask the customer to
+    sign a report that says it is not ready."""
+    undone = (version.figures or {}).get("stages_unsatisfied") or []
+    if not undone:
+        return []
+    return [f"Version {version.number} was generated while {len(undone):,} stage{'s' if len(undone) != 1 else ''} "
+            f"before acceptance {'were' if len(undone) != 1 else 'was'} not done or skipped ({', '.join(undone)}): "
+            "its report says the project is not ready. Complete them, then generate a new version to issue."]
+
+
+def report_issue_refusal(version: ReportVersion) -> list[str]:
+    """What `report_version_issue` would refuse the version with now: the version's own state, then each
+    stage before acceptance whose stored gate fails with no waiver covering it, then the version's own
+    report. Empty: it may be issued. For the pages, which show it beside the button."""
+    refusal = _issue_refusal(version)
+    if refusal:
+        return refusal
+    blockers = issue_blockers(version.project)
+    if blockers:
+        count = len(blockers)
+        refusal = [f"Version {version.number} cannot be issued for acceptance yet: {count:,} stage"
+                   f"{'s' if count != 1 else ''} before acceptance {'have gates' if count != 1 else 'has a gate'} "
+                   "that fail with no waiver covering them. What is left:", *blockers]
+    return refusal + _stale_refusal(version)
+
+
+@transaction.atomic
+def report_version_issue(*, version: ReportVersion, user) -> ReportVersion:
+    """A manager issues a rendered draft for acceptance: the customer may then accept or reject it. Refused,
+    naming what is left, while a stage before acceptance has a failing gate that no waiver covers (the gates
+    as last stored), and for a version whose own report says stages were not done. An issued version that
+    the customer has not decided on is superseded by this one. The customer (and the managers) are told."""
+    project = version.project
+    require(user, Capability.MANAGE_PROJECT, project, "Only the project's managers issue a version for acceptance.")
+    _lock_project(project)
+    version = _locked_version(version)
+    refusal = report_issue_refusal(version)
+    if refusal:
+        raise ValidationError(refusal)
+    now = timezone.now()
+    superseded = list(ReportVersion.objects.select_for_update().filter(project=project, state=ReportState.ISSUED)
+                      .exclude(pk=version.pk).order_by("number"))
+    for older in superseded:  # before this one is issued: one issued version per project (a constraint)
+        older.state, older.superseded_at, older.superseded_by = ReportState.SUPERSEDED, now, version
+        _save_version(older, ["state", "superseded_at", "superseded_by"], user=user,
+                      why=f"superseded by version {version.number}")
+    version.state, version.issued_at, version.issued_by = ReportState.ISSUED, now, user
+    _save_version(version, ["state", "issued_at", "issued_by"], user=user, why="issued for acceptance")
+    instead = (f" It replaces version{'s' if len(superseded) > 1 else ''} "
+               f"{', '.join(str(older.number) for older in superseded)}, which can no longer be signed."
+               if superseded else "")
+    _notify_report(version, NotificationKind.REPORT_ISSUED,
+                   f"Acceptance report version {version.number} issued for acceptance",
+                   f"Version {version.number} of the acceptance report is issued for acceptance by "
+                   f"{_person(user)}: read it, then accept it, accept it with exceptions or reject it on its "
+                   f"page.{instead}")
+    return version
+
+
+# --- the customer's decision -------------------------------------------------------------------------------
+
+
+def _person(user) -> str:
+    return (user.get_full_name() or user.get_username()) if user is not None else "the system"
 
 
 def _clean_signature(*, name: str, title: str, statement: str) -> dict[str, str]:
@@ -334,6 +494,15 @@ def _clean_signature(*, name: str, title: str, statement: str) -> dict[str, str]
     return values
 
 
+def _clean_comments(comments: str, *, required: str = "") -> str:
+    text = str(comments or "").strip()
+    if required and not text:
+        raise ValidationError({"comments": required})
+    if len(text) > COMMENTS_LENGTH:
+        raise ValidationError({"comments": f"At most {COMMENTS_LENGTH:,} characters."})
+    return text
+
+
 def _refuse_signer(user, project: Project) -> None:
     role = project_role(user, project)
     if role is None:
@@ -345,40 +514,126 @@ def _refuse_signer(user, project: Project) -> None:
         )
 
 
-@transaction.atomic
-def report_version_sign(*, version: ReportVersion, user, name: str, title: str, statement: str) -> ReportSignature:
-    """The customer signs a rendered version: who, as whom, what statement, when, and the SHA-256 of each
-    original file. Only a member with the customer role; once per project (the version and the report are
-    then final). The acceptance gate then passes and the acceptance stage completes on the signer's behalf;
-    the signed copies are rendered by a task after commit."""
+def report_decision_refusal(version: ReportVersion) -> str:
+    """Why the customer may not decide on this version now ("" when they may: it is issued). Reads the
+    project's accepted version when this one is not."""
+    number = version.number
+    if version.is_accepted:
+        return final_refusal(version)
+    accepted = accepted_version(version.project)
+    if accepted is not None:
+        return (f"Version {accepted.number} was accepted on {_day(accepted.signature.signed_at)}; the report is "
+                f"final, so version {number} cannot be signed.")
+    if version.is_addendum:
+        return (f"Version {number} is an as-built addendum to version {version.addendum_to.number}: it records "
+                "the changes after the acceptance, and is not signed.")
+    if version.state == ReportState.ISSUED:
+        return ""
+    if version.state == ReportState.REJECTED:
+        signature = version.signature_or_none
+        when = f" on {_day(signature.signed_at)}" if signature else ""
+        return (f"Version {number} was rejected{when}: only an issued version can be signed; the managers issue "
+                "the next version.")
+    if version.state == ReportState.SUPERSEDED:
+        later = version.superseded_by
+        by = f" by version {later.number}" if later is not None else ""
+        return (f"Version {number} was superseded{by} on {_day(version.superseded_at)}: only an issued version "
+                f"can be signed{f'; read version {later.number}' if later is not None else ''}.")
+    if version.status == JobStatus.FAILED:
+        return f"Version {number} failed to render: only an issued version can be signed."
+    if version.status != JobStatus.DONE:
+        return f"Version {number} is not rendered yet: only an issued version can be signed."
+    return (f"Version {number} is a draft, not issued for acceptance: only an issued version can be signed. "
+            "The managers issue a version once the stages before acceptance pass their gates or are waived.")
+
+
+def _decision_open(version: ReportVersion, user) -> ReportVersion:
+    """The version locked for the customer's decision (who may, then whether it waits for one), or a refusal."""
     project = version.project
     _refuse_signer(user, project)
-    Project.objects.select_for_update().filter(pk=project.pk).first()  # one signature per project, whatever races
-    version = ReportVersion.objects.select_for_update().select_related("project").get(pk=version.pk)
-    signed = _signed_version(project)
-    if signed is not None:
-        if signed.pk == version.pk:
-            raise ValidationError(final_refusal(signed))
-        raise ValidationError(f"Version {signed.number} was signed on {_day(signed.signature.signed_at)}; the "
-                              f"report is final, so version {version.number} cannot be signed.")
-    if version.status != JobStatus.DONE:
-        state = "failed" if version.status == JobStatus.FAILED else "not rendered yet"
-        raise ValidationError(f"Version {version.number} is {state}: only a rendered version can be signed.")
-    values = _clean_signature(name=name, title=title, statement=statement)
+    _lock_project(project)  # one decision per version, one acceptance per project, whatever races
+    version = _locked_version(version)
+    refusal = report_decision_refusal(version)
+    if refusal:
+        raise ValidationError(refusal)
+    return version
+
+
+def _signature_for(version: ReportVersion, user, values: dict, **fields) -> ReportSignature:
     signature = ReportSignature(
         version=version, signed_by=user, requested_by=user, signed_at=timezone.now(), status=JobStatus.QUEUED,
         snapshot_sha256=version.snapshot_sha256, pdf_sha256=version.pdf_sha256,
-        summary_pdf_sha256=version.summary_pdf_sha256, xlsx_sha256=version.xlsx_sha256, **values,
+        summary_pdf_sha256=version.summary_pdf_sha256, xlsx_sha256=version.xlsx_sha256, **values, **fields,
     )
     signature.full_clean()
     signature.save()
     version.signature = signature
+    return signature
+
+
+@transaction.atomic
+def report_version_sign(*, version: ReportVersion, user, name: str, title: str, statement: str,
+                        decision: str = ReportDecision.ACCEPTED, comments: str = "") -> ReportSignature:
+    """The customer accepts an issued version: who, as whom, what statement, when, and the SHA-256 of each
+    original file. `decision` accepted: refused while a punch item is open or a waiver recorded (they are
+    exceptions: accept with them, or reject); accepted with exceptions: the signature records every open punch
+    item the customer sees, the number of internal ones and every waiver, as they stand now, and the signed
+    copies list them (refused when there is none). Only a member with the customer role, on an issued
+    version. The version and the report are then final; the acceptance gate passes and the acceptance stage
+    completes on the signer's behalf; the signed copies are rendered by a task after commit."""
+    if decision not in ACCEPTING_DECISIONS:
+        raise ValidationError({"decision": "Accept, or accept with exceptions; a rejection comes with comments."})
+    version = _decision_open(version, user)
+    project = version.project
+    values = _clean_signature(name=name, title=title, statement=statement)
+    remarks = _clean_comments(comments)
+    exceptions = acceptance_exceptions(project)
+    counts = exception_counts(exceptions)
+    if decision == ReportDecision.ACCEPTED and counts:
+        raise ValidationError(f"There are {counts.text}: accept version {version.number} with exceptions, which "
+                              "lists them in your signature and on the signed copy, or reject it.")
+    if decision == ReportDecision.ACCEPTED_WITH_EXCEPTIONS and not counts:
+        raise ValidationError(f"There is {counts.text}: accept version {version.number} without exceptions.")
+    signature = _signature_for(version, user, values, decision=decision, comments=remarks,
+                               exceptions=exceptions if decision == ReportDecision.ACCEPTED_WITH_EXCEPTIONS else {})
+    version.state = DECISION_STATES[decision]
+    _save_version(version, ["state"], user=user, why=ReportDecision(decision).label.lower())
     _acceptance_complete(project, user)
     enqueue_on_commit(SIGNED_COPIES_TASK, version.pk)
+    how = "accepted" if decision == ReportDecision.ACCEPTED else f"accepted, with {counts.text} as exceptions,"
     _notify_report(version, NotificationKind.REPORT_SIGNED, f"Acceptance report version {version.number} signed",
                    f"{values['name']} ({values['title']}) signed version {version.number} of the acceptance "
-                   f"report on {timezone.localtime(signature.signed_at):%Y-%m-%d %H:%M}.")
+                   f"report on {timezone.localtime(signature.signed_at):%Y-%m-%d %H:%M}: {how} for the customer.")
     return signature
+
+
+@transaction.atomic
+def report_version_reject(*, version: ReportVersion, user, name: str, title: str, comments: str) -> ReportSignature:
+    """The customer rejects an issued version, saying why (`comments`, required). Acceptance stays open: the
+    acceptance stage is not completed, the managers are told, and they may issue the next version. The
+    rejection is recorded like a signature (who, as whom, when, the hashes of the files rejected), without
+    signed copies."""
+    version = _decision_open(version, user)
+    values = _clean_signature(name=name, title=title, statement=rejection_statement(version))
+    remarks = _clean_comments(comments, required="Say why you reject this version: the managers act on it.")
+    signature = _signature_for(version, user, values, decision=ReportDecision.REJECTED, comments=remarks)
+    signature.finish()  # nothing to render for a rejection
+    signature.append_log("Rejected: no signed copies are made of a rejected version.")
+    version.state = ReportState.REJECTED
+    _save_version(version, ["state"], user=user, why="rejected")
+    _notify_report(version, NotificationKind.REPORT_REJECTED,
+                   f"Acceptance report version {version.number} rejected",
+                   f"{values['name']} ({values['title']}) rejected version {version.number} of the acceptance "
+                   f"report on {timezone.localtime(signature.signed_at):%Y-%m-%d %H:%M}. Their comments:\n\n"
+                   f"{remarks}\n\nAcceptance stays open: fix what they name, then generate and issue the next "
+                   "version.")
+    return signature
+
+
+def rejection_statement(version: ReportVersion) -> str:
+    project = version.project
+    return (f"On behalf of {project.customer_name}, I do not accept version {version.number} of the acceptance "
+            f"report of {project.name} ({project.code}), for the reasons in my comments.")
 
 
 def _acceptance_complete(project: Project, user) -> None:
@@ -400,10 +655,13 @@ def _acceptance_complete(project: Project, user) -> None:
 
 
 def _signature_payload(signature: ReportSignature) -> dict:
-    """What the renderers fill the sign-off page with (the contract in the common brief)."""
+    """What the renderers fill the sign-off page with (the contract in the common brief), with the customer's
+    decision, comments and the exceptions an acceptance with exceptions recorded."""
     return {"name": signature.name, "title": signature.title, "statement": signature.statement,
             "signed_at": signature.signed_at.isoformat(), "version": signature.version.number,
-            "original_sha256": {"pdf": signature.pdf_sha256, "xlsx": signature.xlsx_sha256}}
+            "original_sha256": {"pdf": signature.pdf_sha256, "xlsx": signature.xlsx_sha256},
+            "decision": signature.decision, "decision_label": ReportDecision(signature.decision).label,
+            "comments": signature.comments, "exceptions": signature.exceptions or {}}
 
 
 def _snapshot_copy(version: ReportVersion, target: IO[bytes]) -> None:

@@ -16,6 +16,7 @@ from django.db.models import Q
 
 from cabling.models import Cable
 from delivery.models import ReportVersion
+from delivery.reports.acceptance import ADDENDUM, ADDENDUM_ORDER, addendum_section, addendum_title
 from delivery.reports.sections import person
 from inventory.choices import DeviceRole, HardwareKind, Network, PortKind
 from inventory.models import Device, Optic, Port, Rack
@@ -81,9 +82,10 @@ class SnapshotWritten:
 
 def snapshot_write(*, project: Project, version: ReportVersion, target: IO[bytes],
                    on_progress: Callable[[int], None] | None = None) -> SnapshotWritten:
-    """Write the snapshot of `version` to `target` (a binary file object): the meta record, then every
-    registered section in order. `on_progress(rows)` is told how many table rows are written so far. A
-    provider that raises stops the snapshot with SectionFailed naming its section."""
+    """Write the snapshot of `version` to `target` (a binary file object): the meta record, then (for an
+    as-built addendum) the changes since the acceptance, then every registered section in order.
+    `on_progress(rows)` is told how many table rows are written so far. A provider that raises stops the
+    snapshot with SectionFailed naming its section."""
     written = 0
 
     def counted(rows: int) -> None:
@@ -95,6 +97,9 @@ def snapshot_write(*, project: Project, version: ReportVersion, target: IO[bytes
     writer = SnapshotWriter(target, on_rows=counted)
     writer.meta(snapshot_meta(project=project, version=version))
     keys = []
+    if version.addendum_to_id is not None:  # an as-built addendum opens with what changed since the acceptance
+        _addendum_write(writer, version)
+        keys.append(ADDENDUM)
     for registered in report_registry.sections():
         try:
             section = registered.provider(project)
@@ -107,3 +112,12 @@ def snapshot_write(*, project: Project, version: ReportVersion, target: IO[bytes
         keys.append(registered.key)
     writer.close()
     return SnapshotWritten(rows=written, sections=tuple(keys))
+
+
+def _addendum_write(writer: SnapshotWriter, version: ReportVersion) -> None:
+    title = addendum_title(version.addendum_to.number)
+    try:
+        writer.section(ADDENDUM, title, ADDENDUM_ORDER, addendum_section(version))
+    except Exception as exc:
+        raise SectionFailed(f"The {title} section ({ADDENDUM}) could not be written: "
+                            f"{exc.__class__.__name__}: {exc}") from exc

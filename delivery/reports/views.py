@@ -1,10 +1,12 @@
-"""The acceptance report's pages: the project's versions with their progress, figures, files and signatures;
-one version with its downloads and, for the customer, the form that signs it; and "Check a file", which says
-which version (and which file of it) a PDF or workbook someone holds is.
+"""The acceptance report's pages: the project's versions with their state, progress, figures, files and the
+customer's decisions; one version with its downloads, who issued it and who decided on it, the button that
+issues it (managers, with what holds it back), and, on an issued version, the customer's forms that accept
+it (plainly or with exceptions) or reject it; and "Check a file", which says which version (and which file
+of it) a PDF or workbook someone holds is.
 
-Every member reads them and checks files; managers ask for a new version; the customer signs (the service
-says who may: a member with the customer role). Outsiders get 404, anonymous visitors the login page
-(projects.access.ProjectViewMixin).
+Every member reads them and checks files; managers ask for a new version (after an acceptance: the as-built
+addendum) and issue one; the customer decides (the service says who may: a member with the customer role).
+Outsiders get 404, anonymous visitors the login page (projects.access.ProjectViewMixin).
 
 Checking a file: with JavaScript in a secure context the browser hashes the file (crypto.subtle) and sends
 only its SHA-256 (GET check/?sha256=, answered in JSON); otherwise the file is uploaded (POST check/) and
@@ -32,19 +34,32 @@ from django.views.generic.base import ContextMixin, TemplateResponseMixin
 from core.api.parsers import declared_length
 from core.choices import JobStatus
 from core.forms import add_service_errors
-from delivery.choices import StageStatus
+from delivery.choices import ReportDecision, ReportState, StageStatus
 from delivery.models import CONTENT_TYPES, FILE_KINDS, FileKind, ReportVersion, Stage
+from delivery.reports.acceptance import (
+    ADDENDUM,
+    acceptance_exceptions,
+    accepted_at,
+    addendum_title,
+    changes_since,
+    exception_counts,
+)
 from delivery.reports.gates import ACCEPTANCE_SIGNED
-from delivery.reports.sections import READY, acceptance_statement_default
+from delivery.reports.sections import READY, SECTION_TITLES, acceptance_statement_default
 from delivery.reports.selectors import report_version_for, report_versions_visible
 from delivery.reports.services import (
+    COMMENTS_LENGTH,
     NAME_LENGTH,
     STATEMENT_LENGTH,
     TITLE_LENGTH,
     Match,
     file_sha256,
+    report_decision_refusal,
     report_hash_match,
+    report_issue_refusal,
     report_match_limit,
+    report_version_issue,
+    report_version_reject,
     report_version_request,
     report_version_sign,
     sha256_normalised,
@@ -100,17 +115,22 @@ def version_files(version: ReportVersion) -> list[VersionFile]:
 
 def _dressed(version: ReportVersion) -> ReportVersion:
     """The version with what its templates show beside the row: its files, whether its figures call the
-    project ready, and whether it is rendered (so signable)."""
+    project ready, whether it waits for the customer's decision, and that decision (no query: the list's
+    select_related brought them)."""
     version.files = version_files(version)
     version.ready = (version.figures or {}).get("verdict") == READY
-    version.ready_to_sign = version.status == JobStatus.DONE
+    version.awaits_decision = version.state == ReportState.ISSUED
+    version.shows_state = version.status == JobStatus.DONE or version.state != ReportState.DRAFT
+    version.decision = version.signature_or_none
     return version
 
 
-def _section_titles(keys) -> list[str]:
+def _section_titles(version: ReportVersion) -> list[str]:
     """The report's contents, from the section keys its snapshot recorded (in the figures)."""
     titles = {registered.key: registered.title for registered in report_registry.sections()}
-    return [titles.get(key, key) for key in keys or ()]
+    if version.is_addendum:
+        titles[ADDENDUM] = addendum_title(version.addendum_to.number)
+    return [titles.get(key) or SECTION_TITLES.get(key, key) for key in (version.figures or {}).get("sections") or ()]
 
 
 # --- checking a file -------------------------------------------------------------------------------------
@@ -135,6 +155,8 @@ class CheckOutcome:
         signature = match.signature
         if signature is None:
             return text + ", not signed."
+        if signature.is_rejection:
+            return text + f", rejected {_day(signature.signed_at)} by {signature.name}."
         return text + f", signed {_day(signature.signed_at)} by {signature.name}."
 
     @property
@@ -147,7 +169,7 @@ class CheckOutcome:
     def lines(self) -> list[dict]:
         return [
             {"version": match.number, "kind": match.kind, "kind_label": FileKind(match.kind).label,
-             "text": self.match_text(match), "signed": match.signature is not None,
+             "text": self.match_text(match), "signed": match.signature is not None and match.signature.is_acceptance,
              "signed_at": match.signature.signed_at.isoformat() if match.signature else None,
              "signed_by": match.signature.name if match.signature else "",
              "url": reverse("reports:version", args=[self.project_code, match.number])}
@@ -181,7 +203,8 @@ class CheckHashForm(forms.Form):
 
 
 class GenerateForm(forms.Form):
-    """No fields: the button. It carries the service's refusal (the report is final, one is queued)."""
+    """No fields: the button. It carries the service's refusal (nothing changed since the acceptance, one is
+    queued)."""
 
 
 class _ListPage(ProjectViewMixin, TemplateResponseMixin, ContextMixin, View):
@@ -196,11 +219,23 @@ class _ListPage(ProjectViewMixin, TemplateResponseMixin, ContextMixin, View):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         versions = [_dressed(version) for version in report_versions_visible(self.request.user, self.project)]
-        signed = next((version for version in versions if version.is_signed), None)
-        context.update(versions=versions, signed_version=signed, check_max_bytes=settings.REPORT_MATCH_MAX_BYTES,
-                       is_customer=self.role == Role.CUSTOMER,
-                       can_generate=context["can_manage_project"] and signed is None)
+        accepted = next((version for version in versions if version.is_accepted), None)
+        context.update(versions=versions, accepted_version=accepted,
+                       check_max_bytes=settings.REPORT_MATCH_MAX_BYTES, is_customer=self.role == Role.CUSTOMER,
+                       can_generate=context["can_manage_project"])
+        if accepted is not None and context["can_manage_project"]:
+            context.update(self.changes_context(accepted, versions))
         return context
+
+    def changes_context(self, accepted: ReportVersion, versions: list[ReportVersion]) -> dict:
+        """What changed on the floor since the acceptance, and since the latest as-built addendum (what a new
+        one would list): a few counts, the same queries however many versions or swaps."""
+        latest = next((version for version in versions if version.addendum_to_id == accepted.pk
+                       and version.status != JobStatus.FAILED), None)
+        since_acceptance = changes_since(self.project, accepted_at(accepted))
+        since_latest = changes_since(self.project, latest.created_at) if latest is not None else since_acceptance
+        return {"changes_since_acceptance": since_acceptance, "latest_addendum": latest,
+                "changes_since_latest": since_latest}
 
 
 class ReportListView(_ListPage):
@@ -220,7 +255,9 @@ class ReportGenerateView(_ListPage):
         except ValidationError as exc:
             add_service_errors(form, exc)
             return self.render_list(generate_form=form, status=400)
-        messages.success(request, f"Version {version.number} of the acceptance report requested.")
+        what = (f"Version {version.number}, the as-built addendum to version {version.addendum_to.number},"
+                if version.is_addendum else f"Version {version.number} of the acceptance report")
+        messages.success(request, f"{what} requested.")
         return redirect("reports:version", self.project.code, version.number)
 
 
@@ -292,15 +329,43 @@ class ReportCheckView(_ListPage):
 
 
 class SignForm(forms.Form):
+    """The customer accepts an issued version: plainly, or with the exceptions the page lists (`decision`, set
+    by the page from what it showed; the service refuses a plain acceptance while there are exceptions)."""
+
     name = forms.CharField(max_length=NAME_LENGTH, label="Your name", help_text="As it should appear on the report.")
     title = forms.CharField(max_length=TITLE_LENGTH, label="Your title", help_text="Your position at your company.")
     statement = forms.CharField(max_length=STATEMENT_LENGTH, widget=forms.Textarea(attrs={"rows": 6}),
                                 help_text="The standard statement; you may word your own.")
+    comments = forms.CharField(max_length=COMMENTS_LENGTH, required=False, label="Comments (optional)",
+                               widget=forms.Textarea(attrs={"rows": 3}),
+                               help_text="On the exceptions, for instance: recorded with your signature.")
+    decision = forms.ChoiceField(choices=[(ReportDecision.ACCEPTED, ReportDecision.ACCEPTED.label),
+                                          (ReportDecision.ACCEPTED_WITH_EXCEPTIONS,
+                                           ReportDecision.ACCEPTED_WITH_EXCEPTIONS.label)],
+                                 initial=ReportDecision.ACCEPTED, required=False, widget=forms.HiddenInput)
     has_read = forms.BooleanField(error_messages={"required": "Confirm that you have read this version."})
 
     def __init__(self, *args, number: int, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["has_read"].label = f"I have read version {number} of the acceptance report"
+
+
+class RejectForm(forms.Form):
+    """The customer rejects an issued version, saying why."""
+
+    name = forms.CharField(max_length=NAME_LENGTH, label="Your name", help_text="As it should appear on the report.")
+    title = forms.CharField(max_length=TITLE_LENGTH, label="Your title", help_text="Your position at your company.")
+    comments = forms.CharField(max_length=COMMENTS_LENGTH, label="Why you reject it",
+                               widget=forms.Textarea(attrs={"rows": 4}),
+                               help_text="The managers fix what you name, then issue the next version.",
+                               error_messages={"required": "Say why you reject this version."})
+
+    def __init__(self, *args, prefix: str = "reject", **kwargs):
+        super().__init__(*args, prefix=prefix, **kwargs)
+
+
+class IssueForm(forms.Form):
+    """No fields: the manager's button. It carries the service's refusal (what is left before issuing)."""
 
 
 def _signer_name(user) -> str:
@@ -313,33 +378,53 @@ class _VersionPage(ProjectViewMixin, TemplateResponseMixin, ContextMixin, View):
     def version(self) -> ReportVersion:
         return report_version_for(self.request.user, self.project, self.kwargs["number"])
 
-    def render_version(self, version: ReportVersion, *, sign_form: SignForm | None = None, status: int = 200):
-        return self.render_to_response(self.get_context_data(version=version, sign_form=sign_form), status=status)
+    def render_version(self, version: ReportVersion, *, status: int = 200, **forms_posted):
+        return self.render_to_response(self.get_context_data(version=version, **forms_posted), status=status)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         version = _dressed(context["version"])
         signature = version.signature_or_none
-        # A signature anywhere in the project makes the report final: no other version is signed after it.
-        signed_elsewhere = signature is None and report_versions_visible(
-            self.request.user, self.project).filter(signature__isnull=False).exists()
-        # A form just posted shows again whatever the state, with the service's refusal on it.
-        posted = context.get("sign_form") is not None
-        may_sign = self.role == Role.CUSTOMER and (
-            posted or (signature is None and not signed_elsewhere and version.ready_to_sign))
-        if may_sign and not posted:
-            context["sign_form"] = SignForm(number=version.number, initial={
-                "name": _signer_name(self.request.user),
-                "statement": acceptance_statement_default(self.project),
-            })
-        stage = (Stage.objects.filter(project=self.project, gate_key=ACCEPTANCE_SIGNED).order_by("order").first()
-                 if signature else None)
-        context.update(
-            signature=signature, may_sign=may_sign, signed_elsewhere=signed_elsewhere,
-            contents=_section_titles((version.figures or {}).get("sections")), acceptance_stage=stage,
-            acceptance_complete=stage is not None and stage.status == StageStatus.DONE,
-        )
+        context.update(signature=signature, contents=_section_titles(version),
+                       exceptions_recorded=signature.exceptions if signature is not None else {},
+                       addenda=list(version.addenda.order_by("number")) if version.is_accepted else [])
+        if self.role == Role.CUSTOMER:
+            context.update(self.decision_context(version, context))
+        elif context["can_manage_project"]:
+            context.update(self.issue_context(version, context))
+        if signature is not None and signature.is_acceptance:
+            stage = Stage.objects.filter(project=self.project, gate_key=ACCEPTANCE_SIGNED).order_by("order").first()
+            context.update(acceptance_stage=stage,
+                           acceptance_complete=stage is not None and stage.status == StageStatus.DONE)
         return context
+
+    def decision_context(self, version: ReportVersion, context: dict) -> dict:
+        """The customer's forms, on an issued version only, with the exceptions that stand now (what an
+        acceptance would record); otherwise why they may not decide. A form just posted shows again whatever
+        the state, with the service's refusal on it."""
+        posted = context.get("sign_form") is not None or context.get("reject_form") is not None
+        if not posted and not version.awaits_decision:
+            return {"may_decide": False,
+                    "decision_refusal": "" if version.decision else report_decision_refusal(version)}
+        exceptions = acceptance_exceptions(self.project)
+        counts = exception_counts(exceptions)
+        decision = ReportDecision.ACCEPTED_WITH_EXCEPTIONS if counts else ReportDecision.ACCEPTED
+        name = _signer_name(self.request.user)
+        sign_form = context.get("sign_form") or SignForm(number=version.number, initial={
+            "name": name, "statement": acceptance_statement_default(self.project), "decision": decision})
+        reject_form = context.get("reject_form") or RejectForm(initial={"name": name})
+        return {"may_decide": True, "sign_form": sign_form, "reject_form": reject_form,
+                "exceptions_now": exceptions, "exception_counts": counts,
+                "with_exceptions": sign_form["decision"].value() == ReportDecision.ACCEPTED_WITH_EXCEPTIONS}
+
+    def issue_context(self, version: ReportVersion, context: dict) -> dict:
+        """The manager's Issue button on a rendered draft (not an addendum), or what holds it back."""
+        issuable = (version.state == ReportState.DRAFT and not version.is_addendum
+                    and version.status == JobStatus.DONE)
+        if not issuable and context.get("issue_form") is None:
+            return {}
+        refusal = report_issue_refusal(version) if context.get("issue_form") is None else []
+        return {"issue_section": True, "issue_refusal": refusal, "issue_form": context.get("issue_form") or IssueForm()}
 
 
 class ReportVersionView(_VersionPage):
@@ -347,9 +432,27 @@ class ReportVersionView(_VersionPage):
         return self.render_version(self.version())
 
 
+class ReportIssueView(_VersionPage):
+    """A manager issues the version for acceptance; the service refuses in words while gates fail unwaived."""
+
+    write_capability = Capability.MANAGE_PROJECT
+
+    def post(self, request, *args, **kwargs):
+        version = self.version()
+        form = IssueForm(request.POST)
+        try:
+            report_version_issue(version=version, user=request.user)
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+            return self.render_version(self.version(), issue_form=form, status=400)
+        messages.success(request, f"Version {version.number} is issued for acceptance: the customer may now accept "
+                                  "or reject it.")
+        return redirect("reports:version", self.project.code, version.number)
+
+
 class ReportSignView(_VersionPage):
-    """The customer signs the version. The service decides who may (a member with the customer role, once
-    per project) and refuses in words; the form only checks what was typed."""
+    """The customer accepts the version, plainly or with exceptions. The service decides who may (a member with
+    the customer role, on an issued version) and refuses in words; the form only checks what was typed."""
 
     # A customer's write: the service admits the customer role only (in the access matrix's EXEMPT list).
     write_capability = Capability.VIEW
@@ -362,11 +465,35 @@ class ReportSignView(_VersionPage):
         data = form.cleaned_data
         try:
             report_version_sign(version=version, user=request.user, name=data["name"], title=data["title"],
-                                statement=data["statement"])
+                                statement=data["statement"], decision=data["decision"] or ReportDecision.ACCEPTED,
+                                comments=data["comments"])
         except ValidationError as exc:
             add_service_errors(form, exc)
             return self.render_version(version, sign_form=form, status=400)
-        messages.success(request, f"Version {version.number} signed. Thank you: acceptance is recorded.")
+        how = " with exceptions" if data["decision"] == ReportDecision.ACCEPTED_WITH_EXCEPTIONS else ""
+        messages.success(request, f"Version {version.number} accepted{how} and signed. Thank you: acceptance is "
+                                  "recorded.")
+        return redirect("reports:version", self.project.code, version.number)
+
+
+class ReportRejectView(_VersionPage):
+    """The customer rejects the version with comments; the service decides who may, as for signing."""
+
+    write_capability = Capability.VIEW  # a customer's write (in the access matrix's EXEMPT list)
+
+    def post(self, request, *args, **kwargs):
+        version = self.version()
+        form = RejectForm(request.POST)
+        if not form.is_valid():
+            return self.render_version(version, reject_form=form, status=400)
+        data = form.cleaned_data
+        try:
+            report_version_reject(version=version, user=request.user, name=data["name"], title=data["title"],
+                                  comments=data["comments"])
+        except ValidationError as exc:
+            add_service_errors(form, exc)
+            return self.render_version(version, reject_form=form, status=400)
+        messages.success(request, f"Version {version.number} rejected. The managers are told, with your comments.")
         return redirect("reports:version", self.project.code, version.number)
 
 

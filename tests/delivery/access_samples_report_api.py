@@ -2,7 +2,7 @@
 of the project, with its three files. The files' bytes are stand-ins (what the renderers make is
 tests/delivery/test_report_versions.py's business); the matrix only needs the rows and files to exist.
 
-Signing and checking a file are customers' acts too, which the matrix's "a customer writes nothing" cannot
+Signing, rejecting and checking a file are customers' acts too, which the matrix's "a customer writes nothing" cannot
 say: they are in its EXEMPT list, and tests/delivery/test_report_api.py holds every role to them."""
 
 from __future__ import annotations
@@ -36,5 +36,7 @@ def samples(project) -> dict[str, dict]:
     return {
         "api:report-version-detail": one,
         "api:report-version-sign": one,
+        "api:report-version-issue": one,
+        "api:report-version-reject": one,
         "api:report-version-file": {"pk": version.pk, "kind": "pdf"},
     }

@@ -1,6 +1,7 @@
 """The access matrix's samples for the acceptance report pages (tests/access_world.py): one rendered version
 with its files, so every member's read of the version, its sign form and its downloads is the 200 the matrix
-expects. Signing it, checking files and each role's view are tests/delivery/test_report_pages.py's."""
+expects (issuing it is the managers' write). Signing or rejecting it, checking files and each role's view are
+tests/delivery/test_report_pages.py's."""
 
 from __future__ import annotations
 
@@ -45,4 +46,5 @@ def samples(project) -> dict[str, dict]:
     # The API's samples (access_samples_report_api.py) may have rendered the project's version 1 already.
     version = ReportVersion.objects.filter(project=project).order_by("number").first() or rendered_version(project)
     one = {"number": version.number}
-    return {"reports:version": one, "reports:sign": one, "reports:file": {**one, "kind": "pdf"}}
+    return {"reports:version": one, "reports:sign": one, "reports:reject": one, "reports:issue": one,
+            "reports:file": {**one, "kind": "pdf"}}

@@ -1,6 +1,6 @@
 """Email notifications (delivery/notifications/) through Django's email backend: sent after commit to
 the project's members whose role hears of the kind and who did not turn it off, never to anyone outside the
-project; one email per event with a link. A stage completed and a report version rendered (for real) and
+project; one email per event with a link. A stage completed and a report version rendered (for real), issued and
 signed; the settings page (/account/notifications/) as its user, anonymous and someone naming a project
 not theirs."""
 
@@ -11,10 +11,10 @@ from django.core import mail
 from django.urls import reverse
 
 from core.choices import JobStatus
-from delivery.choices import NotificationKind
+from delivery.choices import NotificationKind, ReportDecision
 from delivery.models import NotificationPreference
 from delivery.notifications.services import notification_recipients, notification_send
-from delivery.reports.services import report_version_request, report_version_sign
+from delivery.reports.services import report_version_issue, report_version_request, report_version_sign
 from delivery.stages.services import (
     checklist_item_confirm,
     gates_recompute,
@@ -25,7 +25,7 @@ from delivery.stages.services import (
 from projects.choices import Role
 from tests.factories import MembershipFactory, UserFactory
 
-from .test_report_snapshot import report_world
+from .test_report_snapshot import report_world, satisfy_stages_before_acceptance
 
 pytestmark = pytest.mark.django_db
 
@@ -102,6 +102,7 @@ def test_a_rendered_report_mails_report_ready_except_to_who_turned_it_off_and_si
         user.email = f"{user.username}@example.com"
         user.save()
     NotificationPreference.objects.create(user=technician, project=project, off=["report_ready"])
+    satisfy_stages_before_acceptance(world.project)  # so the version may be issued
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
         version = report_version_request(project=world.project, user=manager)
@@ -114,10 +115,18 @@ def test_a_rendered_report_mails_report_ready_except_to_who_turned_it_off_and_si
 
     mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
+        report_version_issue(version=version, user=manager)
+    [issued] = mail.outbox
+    assert "issued for acceptance" in issued.subject and issued.bcc == ["cust@example.com", "mgr@example.com"]
+
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
         report_version_sign(version=version, user=customer, name="Cara Customer", title="CTO",
-                            statement="We accept the cluster as delivered.")
+                            statement="We accept the cluster as delivered.",
+                            decision=ReportDecision.ACCEPTED_WITH_EXCEPTIONS)
     signed = [m for m in mail.outbox if "signed" in m.subject]
     assert len(signed) == 1 and "Cara Customer (CTO)" in signed[0].body
+    assert "with 2 open punch items (1 internal) as exceptions" in signed[0].body
     assert "outsider@example.com" not in signed[0].bcc
 
 

@@ -1,7 +1,9 @@
 """The acceptance report's API (delivery/reports/api.py): versions listed and read by every member (a
-constant number of queries), requested by managers (202 with the job status URL), signed by the customer
-only, files downloaded as attachments under their names, and a file or a SHA-256 checked against the
-versions. Outsiders get 404 from every endpoint, as if the project did not exist."""
+constant number of queries), requested by managers (202 with the job status URL; after an acceptance, an
+as-built addendum), issued by managers (400 naming what is left), accepted (plainly or with exceptions) or
+rejected by the customer only and only once issued, files downloaded as attachments under their names, and
+a file or a SHA-256 checked against the versions. Outsiders get 404 from every endpoint, as if the project
+did not exist."""
 
 from __future__ import annotations
 
@@ -9,9 +11,13 @@ import hashlib
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
+from cabling.models import Swap
 from core.choices import JobStatus
-from delivery.models import PDF_CONTENT_TYPE, XLSX_CONTENT_TYPE, ReportSignature, ReportVersion
+from delivery.choices import PunchSeverity, ReportState, StageStatus
+from delivery.models import PDF_CONTENT_TYPE, XLSX_CONTENT_TYPE, PunchItem, ReportSignature, ReportVersion, Stage
+from delivery.stages.services import gates_recompute, stages_create_from_template
 from tests.factories import UserFactory
 from tests.support import count_queries
 
@@ -29,6 +35,10 @@ def detail(version) -> str:
 
 def file_url(version, kind: str) -> str:
     return f"{LIST}{version.pk}/files/{kind}/"
+
+
+def action(version, name: str) -> str:
+    return f"{detail(version)}{name}/"
 
 
 def stored_bytes(version, kind: str) -> bytes:
@@ -62,16 +72,23 @@ def test_members_list_their_projects_versions_and_filter_by_project(api_for, pro
 
 
 def test_the_list_costs_the_same_queries_for_one_version_as_for_six(api_for, project, manager, customer):
-    from django.utils import timezone
-
     rendered_version(project, number=1, user=manager)
     one = count_queries(lambda: api_for(customer).get(LIST))
-    for number in range(2, 7):
-        signed = rendered_version(project, number=number, user=manager)
-    ReportSignature.objects.create(version=signed, signed_by=customer, name="Cara Customer", title="CTO",
-                                   statement="Accepted.", signed_at=timezone.now())
+    versions = {number: rendered_version(project, number=number, user=manager) for number in range(2, 7)}
+    # Every state's fields filled: who issued, what superseded, the decision, the version an addendum adds to.
+    now = timezone.now()
+    ReportVersion.objects.filter(pk=versions[3].pk).update(state=ReportState.SUPERSEDED, issued_at=now,
+                                                           issued_by=manager, superseded_at=now,
+                                                           superseded_by=versions[5])
+    ReportVersion.objects.filter(pk=versions[5].pk).update(state=ReportState.ACCEPTED, issued_at=now,
+                                                           issued_by=manager)
+    ReportVersion.objects.filter(pk=versions[6].pk).update(addendum_to=versions[5])
+    ReportSignature.objects.create(version=versions[5], signed_by=customer, name="Cara Customer", title="CTO",
+                                   statement="Accepted.", signed_at=now)
     response = api_for(customer).get(LIST)
-    assert response.json()["count"] == 6 and response.json()["results"][0]["signature"]["name"] == "Cara Customer"
+    rows = {row["number"]: row for row in response.json()["results"]}
+    assert response.json()["count"] == 6 and rows[5]["signature"]["name"] == "Cara Customer"
+    assert (rows[3]["superseded_by"], rows[3]["issued_by"], rows[6]["addendum_to"]) == (5, "mgr", 5)
     assert count_queries(lambda: api_for(customer).get(LIST)) == one
 
 
@@ -143,6 +160,12 @@ def test_only_a_customer_signs_and_outsiders_get_404(api_for, manager, technicia
                                                      version):
     url = f"{detail(version)}sign/"
     payload = {"name": "Cara Customer", "title": "CTO"}
+    draft = api_for(customer).post(url, payload, format="json")
+    assert draft.status_code == 400  # a version not issued cannot be signed, in words
+    assert draft.json()["non_field_errors"] == [
+        "Version 1 is a draft, not issued for acceptance: only an issued version can be signed. The managers issue "
+        "a version once the stages before acceptance pass their gates or are waived."]
+    assert api_for(manager).post(action(version, "issue"), format="json").status_code == 200
     for person in (manager, staff):
         refused = api_for(person).post(url, payload, format="json")
         assert refused.status_code == 403
@@ -158,18 +181,113 @@ def test_only_a_customer_signs_and_outsiders_get_404(api_for, manager, technicia
     signature = signed.json()["signature"]
     assert (signature["name"], signature["title"], signature["signed_by"]) == ("Cara Customer", "CTO", "cust")
     assert signature["statement"].startswith("On behalf of Example AI Lab, I accept")  # the default statement
+    assert (signature["decision"], signature["exceptions"]) == ("accepted", {})
+    assert signed.json()["state"] == "accepted" and signed.json()["issued_by"] == "mgr"
     assert signature["pdf_sha256"] == version.pdf_sha256
     assert signature["status_url"].endswith(f"/api/jobs/delivery.reportsignature/{version.signature.pk}/")
     again = api_for(customer).post(url, payload, format="json")
     assert again.status_code == 400
-    assert "Version 1 was signed on" in again.json()["non_field_errors"][0]
+    assert "Version 1 was accepted on" in again.json()["non_field_errors"][0]
     assert "the report is final" in again.json()["non_field_errors"][0]
 
 
-def test_once_signed_no_new_version_may_be_requested(api_for, manager, customer, version):
-    api_for(customer).post(f"{detail(version)}sign/", {"name": "Cara", "title": "CTO"}, format="json")
+def test_once_accepted_a_new_version_is_an_as_built_addendum_made_only_after_a_change(
+        api_for, project, manager, technician, customer, version):
+    api_for(manager).post(action(version, "issue"), format="json")
+    api_for(customer).post(action(version, "sign"), {"name": "Cara", "title": "CTO"}, format="json")
     refused = api_for(manager).post(LIST, {"project": "ACME-72"}, format="json")
-    assert refused.status_code == 400 and "the report is final" in refused.json()["non_field_errors"][0]
+    assert refused.status_code == 400
+    assert "the report is final. Nothing changed on the floor since" in refused.json()["non_field_errors"][0]
+    from tests.delivery.stages_world import build_world
+
+    world = build_world(project)
+    Swap.objects.create(project=project, kind="cable", cable=world.c1, old_serial="OLD-1", new_serial="NEW-1",
+                        reason="Crushed.", recorded_by=technician, recorded_at=version.signature.signed_at)
+    assert api_for(manager).post(LIST, {"project": "ACME-72"}, format="json").status_code == 400  # not after it
+    Swap.objects.create(project=project, kind="cable", cable=world.c2, old_serial="OLD-2", new_serial="NEW-2",
+                        reason="Crushed.", recorded_by=technician, recorded_at=timezone.now())
+    made = api_for(manager).post(LIST, {"project": "ACME-72"}, format="json")
+    assert made.status_code == 202, made.content
+    assert (made.json()["number"], made.json()["addendum_to"], made.json()["state"]) == (2, 1, "draft")
+
+
+# --- issuing -----------------------------------------------------------------------------------------------
+
+
+def test_a_manager_issues_technicians_and_customers_may_not_and_outsiders_get_404(
+        api_for, manager, technician, customer, outsider, version):
+    url = action(version, "issue")
+    for person, code in ((technician, 403), (customer, 403), (outsider, 404)):
+        assert api_for(person).post(url, format="json").status_code == code
+    response = api_for(manager).post(url, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert (body["state"], body["state_label"], body["issued_by"]) == ("issued", "Issued for acceptance", "mgr")
+    assert body["issued_at"] and body["signature"] is None
+    again = api_for(manager).post(url, format="json")
+    assert again.status_code == 400 and "is issued already" in again.json()["non_field_errors"][0]
+    issued = api_for(customer).get(LIST, {"state": "issued"}).json()
+    assert [row["number"] for row in issued["results"]] == [1]
+
+
+def test_issuing_is_refused_naming_the_stages_whose_gates_fail(api_for, project, manager, version):
+    stages_create_from_template(project=project)
+    gates_recompute(project=project)
+    Stage.objects.filter(project=project, key="site_readiness").update(status=StageStatus.SKIPPED)
+    refused = api_for(manager).post(action(version, "issue"), format="json")
+    assert refused.status_code == 400
+    said = refused.json()["non_field_errors"]
+    assert said[0].startswith("Version 1 cannot be issued for acceptance yet:") and "What is left:" in said[0]
+    racking = Stage.objects.get(project=project, key="racking")
+    assert f"Racking: {racking.gate_summary.rstrip('.')} ({racking.gate_missing_count} missing)." in said
+    assert not any(line.startswith("Site readiness") for line in said)
+    assert ReportVersion.objects.get(pk=version.pk).state == ReportState.DRAFT
+
+
+# --- the customer's decision -------------------------------------------------------------------------------
+
+
+def test_accepting_with_exceptions_lists_them_in_the_signature(api_for, project, manager, customer, version):
+    PunchItem.objects.create(project=project, title="Re-seat the optic of C00009", severity=PunchSeverity.MINOR,
+                             customer_visible=True, opened_at=version.generated_at)
+    api_for(manager).post(action(version, "issue"), format="json")
+    payload = {"name": "Cara Customer", "title": "CTO"}
+    plain = api_for(customer).post(action(version, "sign"), payload, format="json")
+    assert plain.status_code == 400 and "accept version 1 with exceptions" in plain.json()["non_field_errors"][0]
+    unknown = api_for(customer).post(action(version, "sign"), {**payload, "decision": "rejected"}, format="json")
+    assert unknown.status_code == 400 and "decision" in unknown.json()
+    signed = api_for(customer).post(action(version, "sign"), {**payload, "decision": "accepted_with_exceptions",
+                                                               "comments": "Minor: fix it next visit."},
+                                    format="json")
+    assert signed.status_code == 200, signed.content
+    body = signed.json()
+    assert body["state"] == "accepted_with_exceptions"
+    signature = body["signature"]
+    assert (signature["decision"], signature["comments"]) == ("accepted_with_exceptions", "Minor: fix it next visit.")
+    assert [item["title"] for item in signature["exceptions"]["punch_items"]] == ["Re-seat the optic of C00009"]
+    assert signature["exceptions"]["internal_punch_items"] == 0 and signature["exceptions"]["waivers"] == []
+
+
+def test_the_customer_rejects_with_comments_and_nobody_else_may(api_for, manager, technician, customer, outsider,
+                                                                version):
+    url = action(version, "reject")
+    payload = {"name": "Cara Customer", "title": "CTO", "comments": "Soak results are missing."}
+    not_issued = api_for(customer).post(url, payload, format="json")
+    assert not_issued.status_code == 400 and "only an issued version" in not_issued.json()["non_field_errors"][0]
+    api_for(manager).post(action(version, "issue"), format="json")
+    for person, code in ((manager, 403), (technician, 403), (outsider, 404)):
+        assert api_for(person).post(url, payload, format="json").status_code == code
+    missing = api_for(customer).post(url, {"name": "Cara Customer", "title": "CTO"}, format="json")
+    assert missing.status_code == 400 and "comments" in missing.json()
+    rejected = api_for(customer).post(url, payload, format="json")
+    assert rejected.status_code == 200, rejected.content
+    assert rejected.json()["state"] == "rejected"
+    assert (rejected.json()["signature"]["decision"], rejected.json()["signature"]["comments"]) == (
+        "rejected", "Soak results are missing.")
+    assert api_for(customer).get(LIST, {"signed": "true"}).json()["count"] == 0  # a rejection is no signature
+    # The next version: numbered on, a draft to issue in place of the rejected one.
+    again = api_for(manager).post(LIST, {"project": "ACME-72"}, format="json")
+    assert again.status_code == 202 and (again.json()["number"], again.json()["addendum_to"]) == (2, None)
 
 
 # --- checking a file ---------------------------------------------------------------------------------------

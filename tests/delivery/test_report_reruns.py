@@ -1,6 +1,7 @@
 """The report's tasks redelivered or late (acks_late: a lost worker's message comes back): a stored file the row
-names is never replaced, the signed copies are made once, a version queued before the customer signed another
-never renders, and a check run still running does not hide the failures of the one before it."""
+names is never replaced, the signed copies are made once, a version queued before the customer accepted
+another never renders (a version asked for after it is an as-built addendum), and a check run still running
+does not hide the failures of the one before it."""
 
 # ruff: noqa: F811  (the fixtures imported from test_report_versions are parameters here)
 from __future__ import annotations
@@ -24,7 +25,7 @@ from validation.choices import CheckKind
 from validation.models import CheckRun
 
 from .test_report_snapshot import satisfy_stages_before_acceptance
-from .test_report_versions import hash_of, render_now, sign, world  # noqa: F401  (fixtures)
+from .test_report_versions import hash_of, issue, render_now, sign, world  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -39,7 +40,7 @@ def test_storing_a_file_again_never_replaces_the_one_the_row_names(world, manage
 def test_signed_copies_redelivered_keep_the_recorded_files(world, manager, customer, render_now,
                                                            django_capture_on_commit_callbacks):
     satisfy_stages_before_acceptance(world.project)
-    version = render_now(world.project, manager)
+    version = issue(render_now(world.project, manager), manager)
     with django_capture_on_commit_callbacks(execute=True):
         sign(version, customer)
     version.refresh_from_db()
@@ -53,15 +54,17 @@ def test_signed_copies_redelivered_keep_the_recorded_files(world, manager, custo
     assert ReportSignature.objects.get(version=version).status == JobStatus.DONE
 
 
-def test_a_version_queued_before_another_was_signed_fails_saying_the_report_is_final(world, manager, customer,
-                                                                                     render_now):
-    first = render_now(world.project, manager)
+def test_a_version_queued_before_another_was_accepted_fails_saying_the_report_is_final(world, manager, customer,
+                                                                                       render_now):
+    satisfy_stages_before_acceptance(world.project)
+    first = issue(render_now(world.project, manager), manager)
     second = report_version_request(project=world.project, user=manager, enqueue=False)  # queued, not yet run
     sign(first, customer)
     report_version_render(version_id=second.pk)
     second.refresh_from_db()
     assert second.status == JobStatus.FAILED and not second.pdf_file
-    assert "Version 1 was signed on" in second.errors[0] and "the report is final" in second.errors[0]
+    assert "Version 1 was accepted on" in second.errors[0] and "the report is final" in second.errors[0]
+    assert "as-built addendum" in second.errors[0]
 
 
 def test_a_rerun_still_running_does_not_hide_the_failures_of_the_last_finished_run(world):

@@ -1,9 +1,10 @@
 """Report versions (delivery/reports/services.py) rendered for real: numbered per project, three files
 whose recorded SHA-256 and sizes are the files', a snapshot frozen at render time (the database changes,
 a re-render from the stored snapshot gives the same bytes), a failure that leaves no file behind, and
-the customer's signature: customer only, once, final, the acceptance gate passing and its stage
-completing, signed copies that quote the originals' hashes. A file is matched to its version, a file
-one byte changed to none. `manage.py build_report` renders in its own process."""
+the customer's signature on an issued version: customer only, once, final, the acceptance gate passing and
+its stage completing, signed copies that quote the originals' hashes. A file is matched to its version, a
+file one byte changed to none. `manage.py build_report` renders in its own process. (Issuing, the decisions
+and the as-built addendum: test_report_signoff.py.)"""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from django.db import IntegrityError, transaction
 from openpyxl import load_workbook
 
 from core.choices import JobStatus
-from delivery.choices import StageStatus
+from delivery.choices import ReportDecision, ReportState, StageStatus
 from delivery.models import FileKind, PunchItem, ReportSignature, ReportVersion, Stage
 from delivery.reports import snapshot as snapshot_module
 from delivery.reports.excel import render_xlsx
@@ -26,6 +27,7 @@ from delivery.reports.pdf import render_pdf
 from delivery.reports.services import (
     report_file_match,
     report_hash_match,
+    report_version_issue,
     report_version_render,
     report_version_request,
     report_version_sign,
@@ -66,8 +68,15 @@ def hash_of(field) -> tuple[str, int]:
     return hashlib.sha256(content).hexdigest(), len(content)
 
 
+def issue(version, manager) -> ReportVersion:
+    """A manager issues the version for acceptance (its stages before acceptance satisfied, or none computed)."""
+    return report_version_issue(version=version, user=manager)
+
+
 def sign(version, user, **overrides):
-    values = {"name": "Cara Customer", "title": "CTO", "statement": STATEMENT} | overrides
+    """The customer accepts: with exceptions by default, the report world having open punch items."""
+    values = {"name": "Cara Customer", "title": "CTO", "statement": STATEMENT,
+              "decision": ReportDecision.ACCEPTED_WITH_EXCEPTIONS} | overrides
     return report_version_sign(version=version, user=user, **values)
 
 
@@ -180,7 +189,8 @@ def test_numbers_are_unique_per_project_in_the_database(world, manager):
 
 
 def test_only_a_member_with_the_customer_role_signs(world, manager, technician, render_now):
-    version = render_now(world.project, manager)
+    satisfy_stages_before_acceptance(world.project)
+    version = issue(render_now(world.project, manager), manager)
     staff = UserFactory(username="staffer", is_staff=True)
     outsider = UserFactory(username="nobody")
     for person, says in ((manager, "Managers and staff may not sign"), (staff, "Managers and staff may not sign"),
@@ -192,9 +202,9 @@ def test_only_a_member_with_the_customer_role_signs(world, manager, technician, 
 
 def test_a_version_not_rendered_cannot_be_signed_and_a_signature_needs_its_fields(world, manager, customer):
     queued = report_version_request(project=world.project, user=manager)
-    with pytest.raises(ValidationError, match="Version 1 is not rendered yet"):
+    with pytest.raises(ValidationError, match="Version 1 is not rendered yet: only an issued version can be signed"):
         sign(queued, customer)
-    ReportVersion.objects.filter(pk=queued.pk).update(status=JobStatus.DONE)
+    ReportVersion.objects.filter(pk=queued.pk).update(status=JobStatus.DONE, state=ReportState.ISSUED)
     queued.refresh_from_db()
     with pytest.raises(ValidationError) as refused:
         sign(queued, customer, name="  ", title="x" * 201)
@@ -204,13 +214,13 @@ def test_a_version_not_rendered_cannot_be_signed_and_a_signature_needs_its_field
 def test_signing_records_the_originals_passes_the_gate_completes_acceptance_and_renders_signed_copies(
         world, manager, customer, render_now, django_capture_on_commit_callbacks):
     satisfy_stages_before_acceptance(world.project)
-    version = render_now(world.project, manager)
+    version = issue(render_now(world.project, manager), manager)
     with django_capture_on_commit_callbacks(execute=True):
         signature = sign(version, customer)
     assert (signature.pdf_sha256, signature.summary_pdf_sha256, signature.xlsx_sha256, signature.snapshot_sha256) == (
         version.pdf_sha256, version.summary_pdf_sha256, version.xlsx_sha256, version.snapshot_sha256)
     acceptance = Stage.objects.get(project=world.project, key="acceptance")
-    assert acceptance.gate_passed and "Version 1 signed by Cara Customer" in acceptance.gate_summary
+    assert acceptance.gate_passed and "Version 1 signed with exceptions by Cara Customer" in acceptance.gate_summary
     assert (acceptance.status, acceptance.completed_by) == (StageStatus.DONE, customer)
 
     version.refresh_from_db()
@@ -230,8 +240,12 @@ def test_signing_records_the_originals_passes_the_gate_completes_acceptance_and_
     assert hash_of(version.pdf_file) == (signature.pdf_sha256, version.pdf_size)
 
 
-def test_a_signature_with_earlier_stages_open_is_recorded_and_acceptance_waits(world, manager, customer, render_now):
-    version = render_now(world.project, manager)
+def test_a_signature_with_a_stage_reopened_since_the_issue_is_recorded_and_acceptance_waits(world, manager, customer,
+                                                                                           render_now):
+    satisfy_stages_before_acceptance(world.project)
+    version = issue(render_now(world.project, manager), manager)
+    # Between the issue and the signature a stage before acceptance goes back to work (a regression).
+    Stage.objects.filter(project=world.project, key="soak").update(status=StageStatus.IN_PROGRESS)
     sign(version, customer)
     acceptance = Stage.objects.get(project=world.project, key="acceptance")
     assert acceptance.gate_passed and acceptance.status == StageStatus.NOT_STARTED
@@ -244,14 +258,15 @@ def test_a_signature_with_earlier_stages_open_is_recorded_and_acceptance_waits(w
 
 
 def test_a_signed_version_is_final(world, manager, customer, render_now):
-    first = render_now(world.project, manager)
+    satisfy_stages_before_acceptance(world.project)
+    first = issue(render_now(world.project, manager), manager)
     second = render_now(world.project, manager)
     sign(first, customer)
-    with pytest.raises(ValidationError, match=r"Version 1 was signed on \d{4}-\d\d-\d\d; the report is final\."):
+    with pytest.raises(ValidationError, match=r"Version 1 was accepted on \d{4}-\d\d-\d\d; the report is final\."):
         sign(first, customer)
-    with pytest.raises(ValidationError, match="version 2 cannot be signed"):
+    with pytest.raises(ValidationError, match="the report is final, so version 2 cannot be signed"):
         sign(second, customer)
-    with pytest.raises(ValidationError, match="the report is final"):
+    with pytest.raises(ValidationError, match="the report is final. Nothing changed on the floor since"):
         report_version_request(project=world.project, user=manager)
     ReportVersion.objects.filter(pk=first.pk).update(status=JobStatus.QUEUED)  # as if a task came back for it
     report_version_render(version_id=first.pk)
@@ -264,6 +279,7 @@ def test_a_signed_version_is_final(world, manager, customer, render_now):
 
 def test_a_file_matches_its_version_and_a_file_one_byte_changed_matches_none(world, manager, customer, render_now,
                                                                              django_capture_on_commit_callbacks):
+    satisfy_stages_before_acceptance(world.project)
     version = render_now(world.project, manager)
     with version.pdf_file.open("rb") as stored:
         content = stored.read()
@@ -274,7 +290,7 @@ def test_a_file_matches_its_version_and_a_file_one_byte_changed_matches_none(wor
     assert report_file_match(project=world.project, source=io.BytesIO(bytes(changed))) == []
 
     with django_capture_on_commit_callbacks(execute=True):
-        signature = sign(version, customer)
+        signature = sign(issue(version, manager), customer)
     version.refresh_from_db()
     [signed] = report_hash_match(project=world.project, sha256=version.signed_xlsx_sha256.upper())
     assert (signed.kind, signed.is_signed_copy, signed.signed_at) == (FileKind.SIGNED_XLSX, True, signature.signed_at)

@@ -26,6 +26,7 @@ from cabling.choices import (
 )
 from cabling.models import Cable, CableEnd, FabricPlan, ScanEvent
 from core.choices import JobStatus
+from delivery.choices import ReportState
 from delivery.models import ReportVersion
 from demo.build import (
     DEMO_CODE,
@@ -426,6 +427,15 @@ def test_the_demo_ends_with_version_1_of_its_report_rendered_for_a_newcomer_to_d
         data = b"".join(response.streaming_content)
         assert data.startswith(magic) and hashlib.sha256(data).hexdigest() == version.sha256_of(kind)
     assert "Version 1" in client.get(reverse("reports:list", args=[DEMO_CODE])).content.decode()
+    # Mid-delivery its gates do not pass: version 1 is a draft the customer reads but cannot sign, and the
+    # manager's page says what holds issuing back, stage by stage.
+    assert version.state == ReportState.DRAFT
+    page = client.get(reverse("reports:version", args=[DEMO_CODE, 1])).content.decode()
+    assert "Version 1 is a draft, not issued for acceptance" in page and 'id="sign-form"' not in page
+    page = client_for(get_user_model().objects.get(username=REPORT_MANAGER)).get(
+        reverse("reports:version", args=[DEMO_CODE, 1])).content.decode()
+    assert 'id="issue-refused"' in page and "Version 1 cannot be issued for acceptance yet" in page
+    assert "Cabling: " in page and 'id="issue-form"' not in page
 
 
 # --- the README's figures are the demo's ----------------------------------------------------------------

@@ -1,7 +1,8 @@
 """DEMO-72 as seed_demo leaves it (mid-delivery: delivery/demo_delivery.py), then walked through every
-stage to the customer's signature: each gate that does not pass refuses completion naming and counting what
-it misses, waivers let a stage complete, and a regression (a verified cable found faulty, a link failing
-again) reopens exactly the stages it affects, saying why.
+stage to the customer's signature on a version issued once every gate passes or is waived: each gate that
+does not pass refuses completion naming and counting what it misses, waivers let a stage complete, and a
+regression (a verified cable found faulty, a link failing again) reopens exactly the stages it affects, saying
+why.
 
 The recompute task's body is called here where the task would run after commit (tests run inside a
 transaction): `gates_recompute`, the service the task calls."""
@@ -21,11 +22,16 @@ from cabling.choices import CableStatus
 from cabling.models import Cable
 from cabling.services import cable_status_set
 from cabling.services.fabric_states import cables_fabric_record
-from delivery.choices import PunchSource, StageStatus
+from delivery.choices import PunchSource, ReportDecision, ReportState, StageStatus
 from delivery.dashboard.selectors import cables_verified_series, project_dashboard
 from delivery.models import PunchItem, ReportVersion, Stage, Waiver
 from delivery.punch.selectors import punch_item_list
-from delivery.reports.services import report_version_sign
+from delivery.reports.services import (
+    report_version_issue,
+    report_version_render,
+    report_version_request,
+    report_version_sign,
+)
 from delivery.stages.services import (
     checklist_item_confirm,
     gates_recompute,
@@ -308,12 +314,32 @@ def test_the_demo_walks_through_every_stage_to_the_customers_signature(demo, man
                   reason="The customer soaks on their own training job.")
     stage_complete(stage=stage(demo, "soak"), user=manager)
 
-    # Acceptance: refused until the customer signs the report; signing completes it on their behalf.
+    # Acceptance: refused until the customer signs the report. Version 1 (seed_demo's, made mid-delivery) says
+    # the stages were not done: it is not issued, and cannot be signed. Every gate passing or waived now, a
+    # version generated now is issued, and the customer accepts it with the open punch items and the waivers
+    # as exceptions; that completes acceptance on their behalf.
     acceptance = stage_start(stage=stage(demo, "acceptance"), user=manager)
     assert "Acceptance report" in refused(acceptance, manager)
-    version = ReportVersion.objects.get(project=demo, number=1)
-    report_version_sign(version=version, user=customer, name="Claire Dubois", title="Head of infrastructure",
-                        statement="We accept the cluster as delivered.")
+    first = ReportVersion.objects.get(project=demo, number=1)
+    assert first.state == ReportState.DRAFT
+    with pytest.raises(ValidationError, match="Version 1 is a draft, not issued for acceptance"):
+        report_version_sign(version=first, user=customer, name="Claire Dubois", title="Head of infrastructure",
+                            statement="We accept the cluster as delivered.")
+    with pytest.raises(ValidationError) as stale:
+        report_version_issue(version=first, user=manager)
+    assert len(stale.value.messages) == 1  # no gate holds it back any more: only its own report
+    assert stale.value.messages[0].startswith("Version 1 was generated while 6 stages before acceptance were not")
+    version = report_version_request(project=demo, user=manager, enqueue=False)
+    report_version_render(version_id=version.pk)
+    version = report_version_issue(version=version, user=manager)
+    with pytest.raises(ValidationError, match=r"There are \d+ open punch items .* and 7 waivers: accept version 2 "
+                                              "with exceptions"):
+        report_version_sign(version=version, user=customer, name="Claire Dubois", title="Head of infrastructure",
+                            statement="We accept the cluster as delivered.")
+    signature = report_version_sign(version=version, user=customer, name="Claire Dubois",
+                                    title="Head of infrastructure", statement="We accept the cluster as delivered.",
+                                    decision=ReportDecision.ACCEPTED_WITH_EXCEPTIONS)
+    assert len(signature.exceptions["waivers"]) == 7 and signature.exceptions["punch_items"]
     acceptance = stage(demo, "acceptance")
     assert (acceptance.status, acceptance.completed_by) == (StageStatus.DONE, customer)
     assert statuses(demo) == dict.fromkeys(STAGE_KEYS, StageStatus.DONE)
