@@ -173,6 +173,7 @@ def test_a_switchs_lanes_are_folded_under_their_port_until_a_plane_is_chosen(cli
     folds = lanes_folded(every)
     assert list(folds) == [f"p{i}" for i in range(1, 17)] and folds["p1"] == [f"p1/{k}" for k in range(4)]
     assert "4 lanes of p1 · planes 0–3" in every and 'href="?ports_plane=2#panel-ports"' in every
+    assert every.count('<option value="2">Plane 2</option>') == 1  # each plane offered once
     plane_1 = device_page(client, project, leaf, ports_plane="1")
     assert lanes_folded(plane_1) == {}  # nothing folded: one lane a port
     assert re.findall(r'<tr class="lane" data-port="([^"]+)"', plane_1)[:3] == ["p1/1", "p2/1", "p3/1"]
